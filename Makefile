@@ -1,0 +1,131 @@
+# Makefile — taskhop: the runtime (libtaskhop), the BPF recorder, worker
+# processes, the `taskhop` command and the cmocka tests. `make help` lists targets.
+#
+# Each part may add rules in a fragment next to its code (bpf/bpf.mk,
+# user/dist/dist.mk, tools/bench/bench.mk, ...); `bench::` and `demo::` are
+# double-colon so that every fragment can add a step.
+
+SAN ?=
+B ?= build$(if $(SAN),-$(SAN))
+PREFIX ?= /usr/local
+ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
+
+CC := gcc
+CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+
+SANFLAGS_address := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+SANFLAGS_thread := -fsanitize=thread
+SANFLAGS := $(SANFLAGS_$(SAN))
+ifneq ($(SAN),)
+ifeq ($(SANFLAGS),)
+$(error SAN must be 'address' or 'thread', not '$(SAN)')
+endif
+endif
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer $(SANFLAGS) -MMD -MP \
+	  -DTASKHOP_SAN_$(or $(SAN),none)
+CPPFLAGS += -Iuser/runtime -Iuser/record -Iuser/dist -Ibpf -Itools -I$(B)
+LDFLAGS += $(SANFLAGS)
+LDLIBS += -lbpf -lelf -lz -lhwloc -lpthread -lm
+
+obj = $(patsubst %,$(B)/obj/%.o,$(1))
+
+RUNTIME_SRC := $(wildcard user/runtime/*.c user/runtime/*.S)
+RECORD_SRC := $(wildcard user/record/*.c)
+DIST_SRC := $(wildcard user/dist/*.c)
+TOOLS_MAIN := tools/taskhop.c
+TOOLS_SRC := $(filter-out $(TOOLS_MAIN),$(wildcard tools/*.c tools/workloads/*.c tools/report/*.c))
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_LIB_SRC := $(wildcard tests/lib/*.c)
+BPF_SRC := $(wildcard bpf/*.bpf.c)
+
+LIB_RUNTIME := $(B)/libtaskhop.a
+LIB_RECORD := $(B)/libthrecord.a
+LIB_DIST := $(B)/libthdist.a
+LIB_TOOLS := $(B)/libthtools.a
+LIBS := $(LIB_TOOLS) $(LIB_RECORD) $(LIB_DIST) $(LIB_RUNTIME)
+TASKHOP := $(if $(wildcard $(TOOLS_MAIN)),$(B)/taskhop)
+TESTS := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRC))
+
+.PHONY: all deps test demo bench install clean help
+all: $(LIBS) $(TASKHOP) $(TESTS)
+
+help:
+	@echo "make          build everything into $(B)/"
+	@echo "make deps     install the Debian packages taskhop needs (root)"
+	@echo "make test     deps + build + run every cmocka suite (SAN=address|thread)"
+	@echo "make demo     compare migration policies on the article's darts experiment"
+	@echo "make bench    micro-benchmarks and peers, one 'bench: NAME VALUE UNIT' line each"
+	@echo "make install  install taskhop, the libraries and headers under PREFIX=$(PREFIX)"
+
+deps:
+	@bash tools/deps.sh
+
+# ---- C objects -------------------------------------------------------------
+$(B)/obj/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/obj/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(SANFLAGS) -c $< -o $@
+
+# Objects outside the runtime may include BPF skeletons.
+$(call obj,$(RECORD_SRC) $(TOOLS_SRC) $(TOOLS_MAIN) $(TEST_SRC) $(TEST_LIB_SRC)): $(BPF_SKELS)
+
+$(LIB_RUNTIME): $(call obj,$(RUNTIME_SRC))
+$(LIB_RECORD): $(call obj,$(RECORD_SRC))
+$(LIB_DIST): $(call obj,$(DIST_SRC))
+$(LIB_TOOLS): $(call obj,$(TOOLS_SRC))
+$(LIBS):
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^ $(if $^,,$(B)/empty.o)
+
+$(B)/empty.o:
+	@mkdir -p $(dir $@)
+	echo 'typedef int taskhop_empty;' | $(CC) -x c -c - -o $@
+$(LIBS): | $(B)/empty.o
+
+$(B)/taskhop: $(call obj,$(TOOLS_MAIN)) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS)
+
+$(B)/tests/%: $(B)/obj/tests/%.c.o $(call obj,$(TEST_LIB_SRC)) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(call obj,$(TEST_LIB_SRC)) -Wl,--start-group $(LIBS) -Wl,--end-group -lcmocka $(LDLIBS)
+
+# ---- BPF: vmlinux.h from the running kernel, objects, skeletons ------------
+$(B)/vmlinux.h:
+	@mkdir -p $(dir $@)
+	@test -r /sys/kernel/btf/vmlinux || { echo "no /sys/kernel/btf/vmlinux: this kernel has no BTF; taskhop's BPF recorder needs CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(B)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(B)/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
+		-I/usr/include/$(shell uname -m)-linux-gnu -Wall -Werror -c $< -o $@
+
+$(B)/%.skel.h: $(B)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# ---- tests -----------------------------------------------------------------
+# Runs `make deps` first so that on a fresh machine this is the only command.
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	@TASKHOP_BIN=$(abspath $(TASKHOP)) TASKHOP_BUILD=$(abspath $(B)) bash tests/run.sh $(TESTS)
+
+# ---- install ---------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/taskhop
+	install -m 755 $(B)/taskhop $(DESTDIR)$(PREFIX)/bin/taskhop
+	install -m 644 $(LIBS) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 user/runtime/taskhop.h bpf/taskhop_abi.h $(wildcard user/record/*.h user/dist/*.h) $(DESTDIR)$(PREFIX)/include/taskhop/
+
+clean:
+	rm -rf build build-address build-thread
+
+-include $(sort $(wildcard bpf/*.mk user/*/*.mk tools/*.mk tools/*/*.mk tests/*.mk))
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

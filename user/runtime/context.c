@@ -1,0 +1,72 @@
+/* context.c — task stacks (mmap + guard page) and building a task's first frame.
+ * The frame matches what th_ctx_switch pops, so the first switch "returns" into
+ * th_ctx_trampoline, which calls entry(arg). */
+#include "context.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+void th_ctx_trampoline(void);
+
+static size_t page_size(void)
+{
+	static size_t ps;
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+int th_stack_map(struct th_stack *st, size_t size)
+{
+	size_t ps = page_size();
+	size = (size + ps - 1) & ~(ps - 1);
+	size_t total = size + ps;
+	/* MAP_NORESERVE|MAP_STACK: pages are touched lazily, as a thread's stack */
+	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	if (mprotect(m, ps, PROT_NONE) != 0) {
+		munmap(m, total);
+		return -1;
+	}
+	st->map = m;
+	st->map_size = total;
+	st->lo = (char *)m + ps;
+	st->hi = (char *)m + total;
+	return 0;
+}
+
+void th_stack_unmap(struct th_stack *st)
+{
+	if (st->map)
+		munmap(st->map, st->map_size);
+	memset(st, 0, sizeof(*st));
+}
+
+void th_ctx_make(struct th_ctx *ctx, const struct th_stack *st,
+		 void (*entry)(void *), void *arg)
+{
+	/* Layout from the top: [ret = trampoline][rbp rbx r12 r13 r14 r15][mxcsr|fpucw].
+	 * After the pops, `ret` leaves rsp == top, 16-aligned, which is what the
+	 * trampoline's `call` needs. */
+	uintptr_t top = (uintptr_t)st->hi & ~(uintptr_t)15;
+	uint64_t *sp = (uint64_t *)top;
+	*--sp = (uint64_t)(uintptr_t)th_ctx_trampoline;
+	*--sp = 0;                               /* rbp */
+	*--sp = 0;                               /* rbx */
+	*--sp = (uint64_t)(uintptr_t)entry;      /* r12 */
+	*--sp = (uint64_t)(uintptr_t)arg;        /* r13 */
+	*--sp = 0;                               /* r14 */
+	*--sp = 0;                               /* r15 */
+	uint32_t mxcsr;
+	uint16_t fpucw;
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	__asm__ volatile("fnstcw %0" : "=m"(fpucw));
+	--sp;
+	memcpy(sp, &mxcsr, 4);
+	memcpy((char *)sp + 4, &fpucw, 2);
+	ctx->sp = sp;
+}

@@ -1,0 +1,168 @@
+/* internal.h — the runtime's private structures and the policy plug-in interface.
+ * A policy sees tasks and workers only through the fields documented here. */
+#ifndef TASKHOP_INTERNAL_H
+#define TASKHOP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "taskhop.h"
+#include "context.h"
+
+enum th_state { TH_RUNNABLE, TH_RUNNING, TH_BLOCKED, TH_DONE };
+
+struct th_waitq;
+
+struct th_task {
+	/* --- identity and work --- */
+	uint64_t id;
+	th_fn fn;
+	void *arg;
+	void *result;
+	_Atomic int state;         /* enum th_state */
+	_Atomic int refs;          /* user handle + runtime */
+	struct th_group *group;    /* @sync group, or NULL */
+
+	/* --- placement: read by policies --- */
+	int home;                  /* th_spawn_on / th_spawn_at target, or -1 */
+	bool sticky;               /* must only ever run on `home` */
+	int spawn_worker;          /* -1 when spawned by a plain thread */
+	int last_worker;           /* -1 before the first run */
+	int first_worker;
+
+	/* --- policy-private: one intrusive link and two words --- */
+	struct th_task *next;
+	uint64_t policy_word;      /* e.g. multiqueue priority */
+	void *policy_ptr;
+
+	/* --- execution --- */
+	struct th_ctx ctx;
+	struct th_stack stack;     /* mapped at first run, unmapped when done */
+	struct th_rng rng;
+	struct th_waitq *done_waiters;
+	_Atomic int done_lock;
+
+	/* --- counters --- */
+	uint64_t runs, yields, blocks, worker_hops;
+	uint64_t spawn_ns, first_run_ns, done_ns;
+	uint64_t kernel_tid;
+};
+
+struct th_runtime;
+
+struct th_worker {
+	int index;
+	int tid;
+	int cpu;                   /* pinned CPU or -1 */
+	pthread_t thread;
+	struct th_runtime *rt;
+	struct th_ctx sched_ctx;   /* the worker's own stack: the scheduler loop */
+	struct th_task *cur;       /* task running now, or NULL */
+	int why;                   /* why cur came back (enum th_why) */
+	void (*after_switch)(struct th_worker *, struct th_task *, void *);
+	void *after_arg;
+	struct th_rng rng;         /* for the policy's random choices */
+	void *policy_data;         /* per-worker policy state */
+	struct th_stack_cache *stacks;
+	_Atomic uint32_t park_word; /* futex: 1 = told to wake */
+	_Atomic int parked;
+	uint64_t switch_seq;
+	/* run log */
+	struct th_run_record *log;
+	size_t log_n;
+	uint64_t log_dropped;
+	/* published slot for the recorder (NULL when off) */
+	volatile uint64_t *slot;
+	void *tsan_fiber;          /* the worker's own fiber under TSan */
+} __attribute__((aligned(64)));
+
+/* A migration policy. push() makes a task runnable and returns the worker
+ * that should be woken for it (or -1: any idle worker). pop() gives worker
+ * w its next task or NULL. `self` is the calling worker, NULL when a plain
+ * thread (main, a kthread task) pushes. */
+struct th_policy {
+	const char *name;
+	const char *description;
+	int (*init)(struct th_runtime *rt);      /* 0 or -1 with th__set_error */
+	void (*fini)(struct th_runtime *rt);
+	int (*push)(struct th_runtime *rt, struct th_worker *self, struct th_task *t, enum th_why why);
+	struct th_task *(*pop)(struct th_runtime *rt, struct th_worker *w);
+	/* Optional: run the task some other way (kthread: its own thread).
+	 * When set, spawn calls it instead of push, and workers only idle. */
+	int (*start_task)(struct th_runtime *rt, struct th_task *t);
+};
+
+struct th_runtime {
+	int nworkers;
+	struct th_worker *workers;
+	const struct th_policy *policy;
+	void *policy_data;          /* global policy state */
+	struct th_config cfg;
+	_Atomic uint64_t next_id;
+	_Atomic long live_tasks;    /* spawned and not yet done */
+	_Atomic int nparked;
+	_Atomic bool stopping;
+	_Atomic uint32_t rr_next;   /* round-robin placement */
+	struct th_rng place_rng;    /* seeded random placement (under place_lock) */
+	_Atomic int place_lock;
+};
+
+extern struct th_runtime *th__rt;
+
+/* Helpers the policies may use. */
+void th__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int th__place(struct th_runtime *rt);           /* a worker per cfg.placement */
+uint64_t th__worker_rand(struct th_worker *w);  /* the worker's own RNG */
+struct th_worker *th__self_worker(void);        /* NULL outside a worker */
+
+/* Intrusive FIFO of tasks (through task->next), no locking of its own. */
+struct th_fifo { struct th_task *head, *tail; long len; };
+static inline void th_fifo_push(struct th_fifo *q, struct th_task *t)
+{
+	t->next = NULL;
+	if (q->tail)
+		q->tail->next = t;
+	else
+		q->head = t;
+	q->tail = t;
+	q->len++;
+}
+static inline struct th_task *th_fifo_pop(struct th_fifo *q)
+{
+	struct th_task *t = q->head;
+	if (t) {
+		q->head = t->next;
+		if (!q->head)
+			q->tail = NULL;
+		q->len--;
+	}
+	return t;
+}
+
+/* Test-and-test-and-set spinlock for short critical sections. */
+static inline void th_spin_lock(_Atomic int *l)
+{
+	for (;;) {
+		if (!atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		while (atomic_load_explicit(l, memory_order_relaxed))
+			__builtin_ia32_pause();
+	}
+}
+static inline bool th_spin_trylock(_Atomic int *l)
+{
+	return !atomic_load_explicit(l, memory_order_relaxed) &&
+	       !atomic_exchange_explicit(l, 1, memory_order_acquire);
+}
+static inline void th_spin_unlock(_Atomic int *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
+
+/* Policy registry: each policy file defines one `const struct th_policy`. */
+extern const struct th_policy th_policy_sticky, th_policy_shared, th_policy_steal,
+	th_policy_multiqueue, th_policy_kthread;
+
+#endif

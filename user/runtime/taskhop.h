@@ -1,0 +1,199 @@
+/* taskhop.h — public API of libtaskhop, the user-space task runtime.
+ * Stackful green tasks on a pool of worker pthreads, with Julia's vocabulary. */
+#ifndef TASKHOP_H
+#define TASKHOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- runtime ---------------------------------------------------------- */
+
+#define TH_WORKERS_AUTO 0    /* all online CPUs (Julia's -t auto) */
+#define TH_WORKERS_CORES (-1) /* physical cores, via hwloc */
+#define TH_MAX_WORKERS 256
+
+enum th_placement {
+	TH_PLACE_RANDOM,     /* seeded uniform choice of worker (the article's rand(1:W)) */
+	TH_PLACE_ROUNDROBIN, /* 0, 1, 2, ... W-1, 0, ... */
+};
+
+struct th_config {
+	int workers;            /* N > 0, TH_WORKERS_AUTO or TH_WORKERS_CORES */
+	const char *policy;     /* see th_policy_names(); NULL means "shared" */
+	bool pin;               /* pin worker i to the i-th allowed CPU */
+	size_t stack_size;      /* bytes per task stack; 0 means 256 KiB */
+	uint64_t seed;          /* run seed: task RNGs and random placement */
+	enum th_placement placement; /* where tasks spawned without a worker start */
+	size_t run_log_cap;     /* >0: each worker logs up to this many task runs */
+};
+
+/* Defaults: all online CPUs, "shared", unpinned, 256 KiB stacks, seed 1,
+ * random placement, no run log. */
+void th_config_default(struct th_config *cfg);
+
+/* Parses "N", "auto" or "cores" into cfg->workers form. 0 ok, -1 bad text. */
+int th_parse_workers(const char *text, int *workers);
+
+/* Starts the workers. Returns 0, or -1 with th_last_error() set (unknown policy,
+ * bad worker count, pinning refused, ...). One runtime per process at a time. */
+int th_runtime_start(const struct th_config *cfg);
+
+/* Waits until every spawned task is done, then stops and joins the workers. */
+void th_runtime_stop(void);
+
+/* The message of the last failed call in this thread, e.g. "unknown policy 'x'". */
+const char *th_last_error(void);
+
+int th_nworkers(void);         /* workers of the running runtime */
+const char *th_policy_name(void);
+const char *const *th_policy_names(void); /* NULL-terminated list */
+const char *th_policy_description(const char *name); /* NULL if unknown */
+
+/* ---- tasks ------------------------------------------------------------ */
+
+typedef struct th_task th_task;
+typedef void *(*th_fn)(void *arg);
+
+/* Threads.@spawn: any worker may run it, as the policy decides. */
+th_task *th_spawn(th_fn fn, void *arg);
+/* Sticky task bound to one worker for its whole life (Julia's sticky tasks,
+ * the article's modified @tspawnat). */
+th_task *th_spawn_on(int worker, th_fn fn, void *arg);
+/* ThreadPools' @tspawnat: starts on `worker`, may migrate later if the
+ * policy migrates tasks. */
+th_task *th_spawn_at(int worker, th_fn fn, void *arg);
+
+/* yield(): back to the scheduler; the policy decides where the task resumes.
+ * Outside a task (main thread, kthread task) it is sched_yield(). */
+void th_yield(void);
+
+/* wait/fetch: from a task it blocks only the task; from a thread, the thread. */
+void th_wait(th_task *t);
+void *th_fetch(th_task *t);
+/* Drops the caller's handle; the task itself runs to completion regardless. */
+void th_task_free(th_task *t);
+
+th_task *th_self_task(void);   /* NULL outside a task */
+uint64_t th_task_id(const th_task *t);
+int th_self_worker(void);      /* threadid(): 0-based; -1 outside a worker */
+
+/* What the runtime counted for one task (read after th_wait). */
+struct th_task_stats {
+	uint64_t id;
+	int spawn_worker;   /* worker of the spawning task, -1 from a plain thread */
+	int home_worker;    /* placement (sticky/at target), -1 if none */
+	int first_worker;   /* worker of its first run */
+	int last_worker;    /* worker of its last run */
+	uint64_t runs;      /* times it was switched in */
+	uint64_t yields;    /* th_yield calls */
+	uint64_t blocks;    /* times it blocked (wait, mutex, group) */
+	uint64_t worker_hops; /* resumed on a worker other than the previous run's */
+	uint64_t spawn_ns, first_run_ns, done_ns; /* CLOCK_MONOTONIC */
+	uint64_t kernel_tid; /* kthread policy: the task's own thread; else 0 */
+};
+void th_task_stats(const th_task *t, struct th_task_stats *out);
+
+/* ---- structured concurrency ------------------------------------------ */
+
+/* @sync: tasks spawned into a group; th_group_wait returns when all are done. */
+typedef struct th_group {
+	_Atomic long pending;
+	void *waiters; /* runtime-private wait queue */
+	_Atomic int lock;
+} th_group;
+#define TH_GROUP_INIT { 0, NULL, 0 }
+void th_group_init(th_group *g);
+void th_group_spawn(th_group *g, th_fn fn, void *arg);  /* detached, result dropped */
+void th_group_wait(th_group *g);
+
+/* Task-aware mutex (Julia's lock): a task that finds it held blocks, its
+ * worker runs something else. Also usable from plain threads. */
+typedef struct th_mutex {
+	_Atomic int lock;  /* guards the fields below */
+	int held;
+	void *waiters;
+} th_mutex;
+#define TH_MUTEX_INIT { 0, 0, NULL }
+void th_mutex_init(th_mutex *m);
+void th_mutex_lock(th_mutex *m);
+bool th_mutex_trylock(th_mutex *m);
+void th_mutex_unlock(th_mutex *m);
+
+/* ---- data parallelism ------------------------------------------------- */
+
+/* @threads for: [lo, hi) split into W equal contiguous blocks, block i runs
+ * as a sticky task on worker i; returns when all are done. */
+typedef void (*th_range_fn)(int64_t lo, int64_t hi, void *arg);
+void th_for(int64_t lo, int64_t hi, th_range_fn body, void *arg);
+
+/* The split th_for uses: block i of n over [lo, hi). Exposed for tests. */
+void th_static_block(int64_t lo, int64_t hi, int n, int i, int64_t *blo, int64_t *bhi);
+
+/* Folds.map over [lo, hi) with dynamic chunking: tasks take chunks of
+ * `chunk` indices (0 = automatic) from a shared counter, so uneven work
+ * balances. f(i, arg) is stored into out[i - lo]. */
+typedef double (*th_index_fn)(int64_t i, void *arg);
+void th_map(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg, double *out);
+/* Folds.reduce: op over f(i) for i in [lo, hi) with identity `init`; op must
+ * be associative. Dynamic chunks as th_map. */
+typedef double (*th_reduce_op)(double a, double b);
+double th_reduce(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg,
+		 th_reduce_op op, double init);
+/* Same as th_map/th_reduce but static equal split (what Folds does by default). */
+void th_map_static(int64_t lo, int64_t hi, th_index_fn f, void *arg, double *out);
+
+/* ---- per-task RNG ----------------------------------------------------- */
+
+/* xoshiro256++ per task, seeded from (run seed, task id) as Julia 1.7 seeds
+ * each task: the same task id under the same seed gives the same stream,
+ * whatever worker or policy runs it. Outside a task: a per-thread stream
+ * seeded from (run seed, 0). */
+uint64_t th_rand_u64(void);
+double th_rand_double(void); /* uniform in [0, 1) */
+/* The raw generator, for tests and workloads that keep their own. */
+struct th_rng { uint64_t s[4]; };
+void th_rng_seed(struct th_rng *r, uint64_t seed, uint64_t stream);
+uint64_t th_rng_next(struct th_rng *r);
+double th_rng_double(struct th_rng *r);
+
+/* ---- recording hooks (used by user/record) ---------------------------- */
+
+/* Nanoseconds on CLOCK_MONOTONIC, the clock bpf_ktime_get_ns() reads. */
+uint64_t th_now_ns(void);
+
+/* Kernel thread id of worker i (valid after th_runtime_start). */
+int th_worker_tid(int worker);
+
+/* One entry of a worker's run log: task `task_id` ran on `worker` from
+ * start_ns to end_ns and came back because of `why` (enum th_why). */
+struct th_run_record {
+	uint64_t task_id;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t worker;
+	uint32_t why;
+};
+enum th_why { TH_WHY_SPAWN = 0, TH_WHY_YIELD = 1, TH_WHY_BLOCK = 2, TH_WHY_DONE = 3, TH_WHY_WAKE = 4 };
+
+/* The run log of worker i (cfg.run_log_cap > 0). Read it while no task runs
+ * (after th_group_wait / th_fetch of everything). *dropped counts runs past
+ * the capacity. th_run_log_clear empties all logs. */
+const struct th_run_record *th_run_log(int worker, size_t *n, uint64_t *dropped);
+void th_run_log_clear(void);
+
+/* Publish "current task id + switch sequence" of each worker into a shared
+ * array (the recorder's BPF_F_MMAPABLE map): at every switch in and out,
+ * worker i stores into base + i*stride a struct th_slot (bpf/taskhop_abi.h
+ * layout: u64 task_id, u64 seq). NULL turns publishing off. Call while no
+ * task runs. */
+void th_publish_slots(void *base, size_t stride);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
