@@ -117,6 +117,15 @@ int th__place(struct th_runtime *rt);           /* a worker per cfg.placement */
 uint64_t th__worker_rand(struct th_worker *w);  /* the worker's own RNG */
 struct th_worker *th__self_worker(void);        /* NULL outside a worker */
 
+/* For policies that run tasks outside the workers (kthread): the thread that
+ * runs t calls th__set_thread_task(t) first (th_self_task, th_rand_* then see
+ * t; blocking calls block the thread), runs t->fn(t->arg), then
+ * th__task_finish(t, result) (wakes fetchers, group, drops the runtime ref).
+ * th__task_started(t, worker) does the run counters and the task_run probe. */
+void th__set_thread_task(struct th_task *t);
+void th__task_started(struct th_task *t, int worker);
+void th__task_finish(struct th_task *t, void *result);
+
 /* Intrusive FIFO of tasks (through task->next), no locking of its own. */
 struct th_fifo { struct th_task *head, *tail; long len; };
 static inline void th_fifo_push(struct th_fifo *q, struct th_task *t)
