@@ -1,0 +1,182 @@
+/* record.h — the BPF recorder's in-process API: follow this process, a pid or a command,
+ * and get, per user task and per worker, what the kernel did to the threads running them. */
+#ifndef TASKHOP_RECORD_H
+#define TASKHOP_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * How it works (details in user/record/record.c):
+ *  - Kernel side (bpf/taskhop_rec.bpf.c): tp_btf (or raw_tp) programs on sched_switch,
+ *    sched_migrate_task and sched_wakeup(_new), filtered to the followed processes, send
+ *    each thread's on-CPU intervals (cpu, start, end, run-queue wait before it, preempted
+ *    or not) and each kernel migration through a BPF ring buffer.
+ *  - Which user task a worker was running: in-process (th_record_attach_self), from the
+ *    runtime's run log (cfg.run_log_cap > 0), joined by worker and time with the kernel
+ *    intervals; the workers also publish "task id + switch seq" in an mmap'd BPF map so
+ *    that migration events name their task without any trap. For another process
+ *    (pid / command) or with opts.usdt, from the runtime's USDT probes (about 1 µs each).
+ *
+ * Typical in-process use (what `taskhop run` does):
+ *     struct th_config cfg; th_config_default(&cfg); cfg.run_log_cap = 1 << 16;
+ *     th_runtime_start(&cfg);
+ *     const char *why = th_record_unavailable();      // NULL when BPF is usable
+ *     if (why) { fprintf(stderr, "%s\n", why); ... fall back to --no-bpf ... }
+ *     struct th_record_opts o; th_record_opts_default(&o);
+ *     struct th_record *r = th_record_open(&o);
+ *     th_record_attach_self(r);
+ *     th_record_start(r);              // no task may be running yet
+ *     ... spawn the workload, wait for all of it ...
+ *     th_record_stop(r);               // no task may be running any more
+ *     for each task t: th_task_stats(t, &st);
+ *         if (st.kernel_tid) th_record_bind_thread(r, st.id, st.kernel_tid); // kthread policy
+ *     th_record_task(r, 0, st.id, &rt);  ... th_record_worker(r, w, &rw); ...
+ *     th_record_close(r); th_runtime_stop();
+ * Every call that can fail returns -1 (or NULL) and sets th_record_error(): one line
+ * that names the fix.
+ */
+
+#define TH_REC_MAX_TARGETS 8     /* processes one recording can follow */
+#define TH_REC_MAX_CPUS 1024
+#define TH_REC_CPU_WORDS (TH_REC_MAX_CPUS / 64)
+
+struct th_record_opts {
+	bool usdt;              /* also attach the runtime's USDT probes (--usdt): cross-check
+				 * in-process, always on for a pid / command target */
+	bool slots;             /* in-process: workers publish their current task in the
+				 * mmap'd slot map (default true) */
+	size_t ringbuf_bytes;   /* BPF ring buffer size, power of 2; 0 = 16 MiB */
+};
+void th_record_opts_default(struct th_record_opts *o);
+
+/* NULL when this process can record, else one line naming what is missing and the fix:
+ * "BPF recording needs root or CAP_BPF+CAP_PERFMON: run as root, or use --no-bpf",
+ * no BTF, BPF disabled in the kernel, ... Cheap, no side effects; call before open. */
+const char *th_record_unavailable(void);
+
+/* The error message of the last failed th_record_* call in this thread. */
+const char *th_record_error(void);
+
+struct th_record;
+
+/* Allocates a recorder; nothing is loaded yet. NULL opts = defaults. */
+struct th_record *th_record_open(const struct th_record_opts *opts);
+
+/* Targets, before th_record_start (up to TH_REC_MAX_TARGETS, mixed freely). */
+/* This process: the running libtaskhop runtime (th_runtime_start done). */
+int th_record_attach_self(struct th_record *r);
+/* A running process linked with libtaskhop (checked: it must carry `taskhop` USDT notes).
+ * pid as this process sees it (works inside a PID namespace). USDT is used. */
+int th_record_attach_pid(struct th_record *r, pid_t pid);
+/* Forks argv (PATH lookup) held before exec; it runs from th_record_start on.
+ * *child gets its pid. Reap it with th_record_wait_child. USDT is used. */
+int th_record_attach_command(struct th_record *r, char *const argv[], pid_t *child);
+
+/* Loads and attaches the BPF programs (filters are set at load time), binds the self
+ * target's workers, publishes slots, clears the run log, releases a held command. */
+int th_record_start(struct th_record *r);
+
+/* Drains the ring buffer for up to timeout_ms. Returns events consumed (>= 0) or -1.
+ * Returns 0 early with errno EINTR when a signal arrived (the Ctrl-C path). */
+int th_record_poll(struct th_record *r, int timeout_ms);
+
+/* For a command target: polls until the child exits; returns its wait status (as waitpid)
+ * or -1. Stops early, returning -2, when *stop becomes true (e.g. set by SIGINT). */
+int th_record_wait_child(struct th_record *r, volatile int *stop);
+
+/* Detaches, drains what is left, takes the run logs of the self target, unpublishes the
+ * slots, and computes every figure below. Idempotent. */
+int th_record_stop(struct th_record *r);
+
+/* kthread policy: the task ran on its own kernel thread `tid`; charge that thread's
+ * intervals to task_id (call after stop, before the queries; USDT learns it by itself). */
+int th_record_bind_thread(struct th_record *r, uint64_t task_id, int tid);
+
+/* ---- results (valid after th_record_stop) --------------------------------- */
+
+struct th_rec_task {
+	int pid;                     /* process (as this process sees it) */
+	uint64_t task_id;
+	uint64_t runs;               /* runs seen (run log, or USDT task_run) */
+	uint64_t worker_hops;        /* runs on a worker other than the previous run's */
+	uint64_t cpu_migrations;     /* CPU changes between consecutive on-CPU stretches */
+	uint64_t cpu_migrations_kernel; /* ... of which the kernel moved the same worker */
+	uint64_t on_cpu_ns;
+	uint64_t runq_wait_ns;       /* its worker runnable but not on a CPU (wakeup or
+				      * preemption -> on CPU) while or just before it ran */
+	uint64_t preemptions;        /* involuntary switch-outs of its worker while it ran */
+	int ncpus_visited;
+	uint64_t cpu_mask[TH_REC_CPU_WORDS]; /* bit c: ran on CPU c */
+	int first_cpu, last_cpu;     /* -1 unknown */
+	/* cross-check through the USDT probes (opts.usdt or external target; else 0) */
+	uint64_t usdt_runs, usdt_worker_hops;
+};
+
+struct th_rec_worker {
+	int pid;
+	int worker;                  /* index, or -1 for a kthread-policy task thread */
+	int tid;                     /* thread id as this process sees it */
+	uint64_t cpu_migrations;     /* CPU changes between its consecutive on-CPU intervals */
+	uint64_t preemptions;
+	uint64_t on_cpu_ns, off_cpu_ns, runq_wait_ns;
+	uint64_t switches;           /* on-CPU intervals seen */
+};
+
+/* One task run with the CPU it started on, for timelines (Perfetto: CPU -> worker -> task). */
+struct th_rec_run {
+	int pid;
+	uint64_t task_id;
+	int worker;
+	int tid;
+	int cpu;                     /* from the join with kernel intervals; -1 unknown */
+	int usdt_cpu;                /* bpf_get_smp_processor_id() in task_run; -1 without USDT */
+	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
+	uint32_t why;                /* enum th_why (run log) or 0 */
+};
+
+/* The kernel moved a thread (sched_migrate_task). */
+struct th_rec_migration {
+	int pid, tid, worker;
+	int orig_cpu, dest_cpu;
+	uint64_t ts_ns;
+	uint64_t task_id;            /* task the worker was running (slot or USDT), 0 none */
+};
+
+/* pid 0 = the first target. 0, or -1 if the task was not seen. */
+int th_record_task(struct th_record *r, int pid, uint64_t task_id, struct th_rec_task *out);
+/* All tasks seen, sorted by (pid, task id). */
+const struct th_rec_task *th_record_tasks(struct th_record *r, size_t *n);
+/* pid 0 = the first target. 0, or -1 if no such worker. */
+int th_record_worker(struct th_record *r, int pid, int worker, struct th_rec_worker *out);
+/* Workers and kthread-task threads seen, sorted by (pid, worker). */
+const struct th_rec_worker *th_record_workers(struct th_record *r, size_t *n);
+const struct th_rec_run *th_record_runs(struct th_record *r, size_t *n);
+const struct th_rec_migration *th_record_migrations(struct th_record *r, size_t *n);
+
+/* Ring-buffer records the BPF side could not reserve (must be 0 for exact figures),
+ * plus runs the self target's run log dropped (capacity too small). */
+uint64_t th_record_lost_events(struct th_record *r);
+uint64_t th_record_dropped_runs(struct th_record *r);
+
+/* Fills buf with the visited CPUs as "0,1,3"; returns buf. */
+char *th_rec_cpu_list(const struct th_rec_task *t, char *buf, size_t len);
+
+/* The whole recording as JSON ({"lost_events":..,"tasks":[..],"workers":[..],
+ * "runs":[..],"migrations":[..]}); what `taskhop record -o` writes. 0 or -1. */
+int th_record_write_json(struct th_record *r, FILE *f);
+
+/* Detaches if needed, kills a held command, frees everything. NULL is fine. */
+void th_record_close(struct th_record *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
