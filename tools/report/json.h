@@ -1,0 +1,64 @@
+/* json.h — a small JSON tree: build, write (atomically to a file), parse, query.
+ * report.json is the source of truth of every taskhop report, so both directions live here. */
+#ifndef TASKHOP_JSON_H
+#define TASKHOP_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
+
+struct json {
+	enum json_type type;
+	bool b;
+	double num;
+	char *str;
+	/* arrays and objects: n items; keys[i] for objects (insertion order is kept) */
+	struct json **items;
+	char **keys;
+	size_t n, cap;
+};
+
+/* Constructors return NULL only on out of memory; every container function
+ * accepts a NULL value (and then does nothing but report failure). */
+struct json *json_null(void);
+struct json *json_bool(bool b);
+struct json *json_num(double x);   /* NaN and infinities become null when written */
+struct json *json_str(const char *s);
+struct json *json_arr(void);
+struct json *json_obj(void);
+/* Takes ownership of v. Returns 0, or -1 (v freed). */
+int json_push(struct json *arr, struct json *v);
+/* Sets key to v, replacing (and freeing) an existing member. Takes ownership of v. */
+int json_set(struct json *obj, const char *key, struct json *v);
+/* Shorthands for the common member types. */
+int json_set_num(struct json *obj, const char *key, double x);
+int json_set_str(struct json *obj, const char *key, const char *s);
+int json_set_bool(struct json *obj, const char *key, bool b);
+int json_set_null(struct json *obj, const char *key);
+struct json *json_clone(const struct json *v);
+void json_free(struct json *v);
+
+/* Queries: NULL/def when missing or of another type. */
+const struct json *json_get(const struct json *obj, const char *key);
+const struct json *json_at(const struct json *arr, size_t i);
+size_t json_len(const struct json *v);          /* items of an array/object, else 0 */
+double json_get_num(const struct json *obj, const char *key, double def);
+const char *json_get_str(const struct json *obj, const char *key, const char *def);
+bool json_is_num(const struct json *v);
+bool json_is_null(const struct json *v);        /* true for NULL too */
+
+/* Writes v; indent > 0 pretty-prints with that many spaces, 0 writes one line.
+ * Whole numbers up to 2^53 are written without a fraction. */
+void json_write(FILE *f, const struct json *v, int indent);
+/* Writes to path via path.tmp.PID + rename, so readers never see half a file.
+ * Returns 0, or -1 with err set. */
+int json_write_file(const char *path, const struct json *v, int indent, char *err, size_t errlen);
+
+/* Parses a complete document (RFC 8259; trailing garbage is an error).
+ * Returns the tree, or NULL with "line L col C: what" in err. */
+struct json *json_parse(const char *text, size_t len, char *err, size_t errlen);
+struct json *json_parse_file(const char *path, char *err, size_t errlen);
+
+#endif
