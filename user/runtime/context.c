@@ -1,6 +1,7 @@
 /* context.c — task stacks (mmap + guard page) and building a task's first frame.
  * The frame matches what th_ctx_switch pops, so the first switch "returns" into
  * th_ctx_trampoline, which calls entry(arg). */
+#define _GNU_SOURCE
 #include "context.h"
 
 #include <stdint.h>
@@ -21,20 +22,23 @@ static size_t page_size(void)
 int th_stack_map(struct th_stack *st, size_t size)
 {
 	size_t ps = page_size();
+	/* 64 KiB of guard, not one page: a frame larger than a page (a big local
+	 * array) would otherwise jump over the guard into the next mapping. */
+	size_t guard = ps > 65536 ? ps : 65536;
 	size = (size + ps - 1) & ~(ps - 1);
-	size_t total = size + ps;
+	size_t total = size + guard;
 	/* MAP_NORESERVE|MAP_STACK: pages are touched lazily, as a thread's stack */
 	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
-	if (mprotect(m, ps, PROT_NONE) != 0) {
+	if (mprotect(m, guard, PROT_NONE) != 0) {
 		munmap(m, total);
 		return -1;
 	}
 	st->map = m;
 	st->map_size = total;
-	st->lo = (char *)m + ps;
+	st->lo = (char *)m + guard;
 	st->hi = (char *)m + total;
 	return 0;
 }

@@ -13,8 +13,6 @@
 
 enum th_state { TH_RUNNABLE, TH_RUNNING, TH_BLOCKED, TH_DONE };
 
-struct th_waitq;
-
 struct th_task {
 	/* --- identity and work --- */
 	uint64_t id;
@@ -41,8 +39,10 @@ struct th_task {
 	struct th_ctx ctx;
 	struct th_stack stack;     /* mapped at first run, unmapped when done */
 	struct th_rng rng;
-	struct th_waitq *done_waiters;
+	void *done_waiters;        /* struct th_waiter list, under done_lock */
 	_Atomic int done_lock;
+	void *tsan_fiber;          /* sanitizer bookkeeping for this stack */
+	void *asan_fake_stack;
 
 	/* --- counters --- */
 	uint64_t runs, yields, blocks, worker_hops;
@@ -76,6 +76,11 @@ struct th_worker {
 	/* published slot for the recorder (NULL when off) */
 	volatile uint64_t *slot;
 	void *tsan_fiber;          /* the worker's own fiber under TSan */
+	void *asan_fake_stack;
+	const void *stack_bottom;  /* the worker thread's own stack, for ASan */
+	size_t stack_size;
+	void *altstack;            /* sigaltstack for the stack-overflow report */
+	uint64_t steals;           /* tasks this worker took from others (policies count) */
 } __attribute__((aligned(64)));
 
 /* A migration policy. push() makes a task runnable and returns the worker
@@ -103,6 +108,8 @@ struct th_runtime {
 	_Atomic uint64_t next_id;
 	_Atomic long live_tasks;    /* spawned and not yet done */
 	_Atomic int nparked;
+	_Atomic int nspinning;      /* workers looking for work right now */
+	_Atomic uint32_t quiet_word; /* futex: bumped when live_tasks reaches 0 */
 	_Atomic bool stopping;
 	_Atomic uint32_t rr_next;   /* round-robin placement */
 	struct th_rng place_rng;    /* seeded random placement (under place_lock) */
@@ -126,6 +133,9 @@ void th__set_thread_task(struct th_task *t);
 void th__task_started(struct th_task *t, int worker);
 void th__task_finish(struct th_task *t, void *result);
 
+/* Makes t runnable through the policy and wakes a worker for it. */
+void th__make_runnable(struct th_task *t, enum th_why why);
+
 /* Intrusive FIFO of tasks (through task->next), no locking of its own. */
 struct th_fifo { struct th_task *head, *tail; long len; };
 static inline void th_fifo_push(struct th_fifo *q, struct th_task *t)
@@ -133,8 +143,8 @@ static inline void th_fifo_push(struct th_fifo *q, struct th_task *t)
 	t->next = NULL;
 	if (q->tail)
 		q->tail->next = t;
-	else
-		q->head = t;
+	else /* atomic: th_lockq_pop peeks at head without the lock */
+		__atomic_store_n(&q->head, t, __ATOMIC_RELAXED);
 	q->tail = t;
 	q->len++;
 }
@@ -142,12 +152,21 @@ static inline struct th_task *th_fifo_pop(struct th_fifo *q)
 {
 	struct th_task *t = q->head;
 	if (t) {
-		q->head = t->next;
+		__atomic_store_n(&q->head, t->next, __ATOMIC_RELAXED);
 		if (!q->head)
 			q->tail = NULL;
 		q->len--;
 	}
 	return t;
+}
+
+static inline void th_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
 }
 
 /* Test-and-test-and-set spinlock for short critical sections. */
@@ -157,7 +176,7 @@ static inline void th_spin_lock(_Atomic int *l)
 		if (!atomic_exchange_explicit(l, 1, memory_order_acquire))
 			return;
 		while (atomic_load_explicit(l, memory_order_relaxed))
-			__builtin_ia32_pause();
+			th_cpu_relax();
 	}
 }
 static inline bool th_spin_trylock(_Atomic int *l)
@@ -168,6 +187,28 @@ static inline bool th_spin_trylock(_Atomic int *l)
 static inline void th_spin_unlock(_Atomic int *l)
 {
 	atomic_store_explicit(l, 0, memory_order_release);
+}
+
+/* A FIFO with its own spinlock: the building block of sticky/shared queues. */
+struct th_lockq {
+	_Atomic int lock;
+	struct th_fifo q;
+} __attribute__((aligned(64)));
+static inline void th_lockq_push(struct th_lockq *lq, struct th_task *t)
+{
+	th_spin_lock(&lq->lock);
+	th_fifo_push(&lq->q, t);
+	th_spin_unlock(&lq->lock);
+}
+static inline struct th_task *th_lockq_pop(struct th_lockq *lq)
+{
+	/* unlocked peek: an empty queue is the common case of an idle worker */
+	if (!__atomic_load_n(&lq->q.head, __ATOMIC_RELAXED))
+		return NULL;
+	th_spin_lock(&lq->lock);
+	struct th_task *t = th_fifo_pop(&lq->q);
+	th_spin_unlock(&lq->lock);
+	return t;
 }
 
 /* Policy registry: each policy file defines one `const struct th_policy`. */

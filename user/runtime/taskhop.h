@@ -160,6 +160,10 @@ struct th_rng { uint64_t s[4]; };
 void th_rng_seed(struct th_rng *r, uint64_t seed, uint64_t stream);
 uint64_t th_rng_next(struct th_rng *r);
 double th_rng_double(struct th_rng *r);
+/* The calling task's own generator (the per-thread one outside a task). The
+ * pointer stays valid for the task's life, across yields and migrations, so
+ * a hot loop can draw with th_rng_double(r) without a lookup per draw. */
+struct th_rng *th_self_rng(void);
 
 /* ---- recording hooks (used by user/record) ---------------------------- */
 

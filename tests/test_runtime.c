@@ -1,0 +1,499 @@
+/* test_runtime.c — the runtime core: spawn/fetch, groups, mutex, nesting,
+ * the sticky and shared policies, static and dynamic splits, RNG, stack overflow. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "taskhop.h"
+
+static void start(const char *policy, int workers)
+{
+	struct th_config cfg;
+	th_config_default(&cfg);
+	cfg.policy = policy;
+	cfg.workers = workers;
+	cfg.seed = 42;
+	if (th_runtime_start(&cfg) != 0)
+		fail_msg("th_runtime_start: %s", th_last_error());
+}
+
+static const char *const core_policies[] = { "sticky", "shared" };
+
+/* ---- fetch ---------------------------------------------------------------- */
+
+static void *square(void *arg)
+{
+	intptr_t x = (intptr_t)arg;
+	return (void *)(x * x);
+}
+
+static void fetch_returns_each_tasks_result(void **state)
+{
+	(void)state;
+	for (size_t p = 0; p < 2; p++) {
+		start(core_policies[p], 2);
+		th_task *t[1000];
+		for (intptr_t i = 0; i < 1000; i++)
+			t[i] = th_spawn(square, (void *)i);
+		for (intptr_t i = 0; i < 1000; i++) {
+			assert_non_null(t[i]);
+			assert_int_equal((intptr_t)th_fetch(t[i]), i * i);
+			th_task_free(t[i]);
+		}
+		th_runtime_stop();
+	}
+}
+
+/* ---- a million tiny tasks ------------------------------------------------- */
+
+static _Atomic long total;
+
+static void *add_arg(void *arg)
+{
+	atomic_fetch_add(&total, (long)(intptr_t)arg);
+	return NULL;
+}
+
+static void million_tiny_tasks_sum_correctly(void **state)
+{
+	(void)state;
+	for (size_t p = 0; p < 2; p++) {
+		start(core_policies[p], 2);
+		atomic_store(&total, 0);
+		th_group g = TH_GROUP_INIT;
+		const long n = 1000000;
+		for (long i = 1; i <= n; i++)
+			th_group_spawn(&g, add_arg, (void *)(intptr_t)i);
+		th_group_wait(&g);
+		assert_int_equal(atomic_load(&total), n * (n + 1) / 2);
+		th_runtime_stop();
+	}
+}
+
+/* ---- nesting -------------------------------------------------------------- */
+
+static void *nest(void *arg)
+{
+	intptr_t depth = (intptr_t)arg;
+	if (depth == 0)
+		return (void *)0;
+	th_task *child = th_spawn(nest, (void *)(depth - 1));
+	if (!child)
+		return (void *)-1000000;
+	intptr_t r = (intptr_t)th_fetch(child);
+	th_task_free(child);
+	return (void *)(r + 1);
+}
+
+static void nested_spawn_10000_deep_completes(void **state)
+{
+	(void)state;
+	for (size_t p = 0; p < 2; p++) {
+		start(core_policies[p], 2);
+		th_task *t = th_spawn(nest, (void *)10000);
+		assert_int_equal((intptr_t)th_fetch(t), 10000);
+		th_task_free(t);
+		th_runtime_stop();
+	}
+}
+
+/* A task fetching another on a single worker must block only itself: if it
+ * blocked the worker thread, the child could never run. */
+static void fetch_in_task_blocks_only_the_task(void **state)
+{
+	(void)state;
+	start("shared", 1);
+	th_task *t = th_spawn(nest, (void *)50);
+	assert_int_equal((intptr_t)th_fetch(t), 50);
+	th_task_free(t);
+	th_runtime_stop();
+}
+
+/* ---- @sync ---------------------------------------------------------------- */
+
+static _Atomic int finished;
+
+static void *slow_yielder(void *arg)
+{
+	for (intptr_t i = 0; i < (intptr_t)arg; i++)
+		th_yield();
+	atomic_fetch_add(&finished, 1);
+	return NULL;
+}
+
+static void *group_in_task(void *arg)
+{
+	(void)arg;
+	th_group g = TH_GROUP_INIT;
+	for (int i = 0; i < 100; i++)
+		th_group_spawn(&g, slow_yielder, (void *)(intptr_t)(i % 7 * 10));
+	th_group_wait(&g);
+	return (void *)(intptr_t)atomic_load(&finished);
+}
+
+static void group_wait_waits_for_all(void **state)
+{
+	(void)state;
+	for (size_t p = 0; p < 2; p++) {
+		start(core_policies[p], 2);
+		atomic_store(&finished, 0);
+		th_group g = TH_GROUP_INIT;
+		for (int i = 0; i < 200; i++)
+			th_group_spawn(&g, slow_yielder, (void *)(intptr_t)(i % 13 * 5));
+		th_group_wait(&g);
+		assert_int_equal(atomic_load(&finished), 200);
+		/* and from inside a task */
+		atomic_store(&finished, 0);
+		th_task *t = th_spawn(group_in_task, NULL);
+		assert_int_equal((intptr_t)th_fetch(t), 100);
+		th_task_free(t);
+		th_runtime_stop();
+	}
+}
+
+/* ---- mutex ---------------------------------------------------------------- */
+
+static th_mutex mtx = TH_MUTEX_INIT;
+static long guarded;
+
+static void *locked_increments(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 2000; i++) {
+		th_mutex_lock(&mtx);
+		long v = guarded;
+		if (i % 50 == 0)
+			th_yield(); /* hold the lock across a switch: others must block */
+		guarded = v + 1;
+		th_mutex_unlock(&mtx);
+	}
+	return NULL;
+}
+
+static void mutex_counter_is_exact_under_two_workers(void **state)
+{
+	(void)state;
+	for (size_t p = 0; p < 2; p++) {
+		start(core_policies[p], 2);
+		guarded = 0;
+		th_group g = TH_GROUP_INIT;
+		for (int i = 0; i < 16; i++)
+			th_group_spawn(&g, locked_increments, NULL);
+		/* the main thread takes the lock too: plain threads block on a futex */
+		for (int i = 0; i < 2000; i++) {
+			th_mutex_lock(&mtx);
+			guarded++;
+			th_mutex_unlock(&mtx);
+		}
+		th_group_wait(&g);
+		assert_int_equal(guarded, 17 * 2000);
+		th_runtime_stop();
+	}
+}
+
+/* ---- sticky and shared ---------------------------------------------------- */
+
+static void *yield_n(void *arg)
+{
+	for (intptr_t i = 0; i < (intptr_t)arg; i++)
+		th_yield();
+	return NULL;
+}
+
+static void sticky_tasks_never_hop_and_end_where_placed(void **state)
+{
+	(void)state;
+	start("sticky", 2);
+	th_task *t[64];
+	for (int i = 0; i < 64; i++)
+		t[i] = (i % 2) ? th_spawn(yield_n, (void *)20) : th_spawn_at(i % 2, yield_n, (void *)20);
+	int on[2] = { 0, 0 };
+	for (int i = 0; i < 64; i++) {
+		struct th_task_stats st;
+		th_wait(t[i]);
+		th_task_stats(t[i], &st);
+		assert_int_equal(st.worker_hops, 0);
+		assert_int_equal(st.runs, 21);
+		assert_int_equal(st.yields, 20);
+		assert_true(st.home_worker >= 0);
+		assert_int_equal(st.first_worker, st.home_worker);
+		assert_int_equal(st.last_worker, st.home_worker);
+		on[st.home_worker]++;
+		th_task_free(t[i]);
+	}
+	assert_true(on[0] > 0 && on[1] > 0); /* random placement used both */
+	th_runtime_stop();
+}
+
+static _Atomic int long_running;
+
+static void *long_yielder(void *arg)
+{
+	(void)arg;
+	atomic_store(&long_running, 1);
+	/* keeps yielding until every short task is done (bounded, in case) */
+	for (long i = 0; i < 50000000 && atomic_load(&finished) < 40; i++)
+		th_yield();
+	int seen = atomic_load(&finished);
+	atomic_store(&long_running, 0);
+	return (void *)(intptr_t)seen;
+}
+
+static void *short_task(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 10; i++) {
+		volatile double x = 0;
+		for (int k = 0; k < 20000; k++)
+			x += k;
+		th_yield();
+	}
+	atomic_fetch_add(&finished, 1);
+	return NULL;
+}
+
+static void shared_runs_others_during_a_long_task_and_tasks_hop(void **state)
+{
+	(void)state;
+	start("shared", 2);
+	atomic_store(&finished, 0);
+	th_task *lng = th_spawn(long_yielder, NULL);
+	th_task *t[40];
+	for (int i = 0; i < 40; i++)
+		t[i] = th_spawn(short_task, NULL);
+	uint64_t hops = 0;
+	for (int i = 0; i < 40; i++) {
+		struct th_task_stats st;
+		th_wait(t[i]);
+		th_task_stats(t[i], &st);
+		hops += st.worker_hops;
+		th_task_free(t[i]);
+	}
+	/* all 40 finished while the long task was still yielding */
+	assert_int_equal((intptr_t)th_fetch(lng), 40);
+	struct th_task_stats ls;
+	th_task_stats(lng, &ls);
+	th_task_free(lng);
+	assert_true(hops + ls.worker_hops > 0);
+	th_runtime_stop();
+}
+
+/* ---- splits --------------------------------------------------------------- */
+
+static void static_split_matches_julia_threads(void **state)
+{
+	(void)state;
+	/* Julia: @threads over 1:10 with 3 threads gives 1:4, 5:7, 8:10 */
+	int64_t lo, hi;
+	th_static_block(0, 10, 3, 0, &lo, &hi);
+	assert_true(lo == 0 && hi == 4);
+	th_static_block(0, 10, 3, 1, &lo, &hi);
+	assert_true(lo == 4 && hi == 7);
+	th_static_block(0, 10, 3, 2, &lo, &hi);
+	assert_true(lo == 7 && hi == 10);
+	th_static_block(5, 7, 4, 3, &lo, &hi); /* more workers than indices */
+	assert_true(lo == 7 && hi == 7);
+}
+
+static int ran_on[1000];
+
+static void record_worker(int64_t lo, int64_t hi, void *arg)
+{
+	(void)arg;
+	for (int64_t i = lo; i < hi; i++)
+		ran_on[i] = th_self_worker();
+}
+
+static void th_for_runs_block_i_on_worker_i(void **state)
+{
+	(void)state;
+	start("shared", 2);
+	memset(ran_on, -1, sizeof(ran_on));
+	th_for(0, 1000, record_worker, NULL);
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(ran_on[i], i < 500 ? 0 : 1);
+	th_runtime_stop();
+}
+
+static double cube(int64_t i, void *arg)
+{
+	(void)arg;
+	return (double)(i % 1000) * (double)(i % 1000) * (double)(i % 7);
+}
+
+static double add(double a, double b)
+{
+	return a + b;
+}
+
+static void map_and_reduce_equal_serial(void **state)
+{
+	(void)state;
+	const int64_t lo = 3, hi = 200003;
+	double *par = malloc(sizeof(double) * (size_t)(hi - lo));
+	double *par2 = malloc(sizeof(double) * (size_t)(hi - lo));
+	double serial_sum = 0;
+	for (int64_t i = lo; i < hi; i++)
+		serial_sum += cube(i, NULL);
+	for (size_t p = 0; p < 2; p++) {
+		start(core_policies[p], 2);
+		th_map(lo, hi, 0, cube, NULL, par);
+		th_map_static(lo, hi, cube, NULL, par2);
+		for (int64_t i = lo; i < hi; i++) {
+			assert_true(par[i - lo] == cube(i, NULL));
+			assert_true(par2[i - lo] == cube(i, NULL));
+		}
+		/* integer-valued terms: every association gives the exact sum */
+		assert_true(th_reduce(lo, hi, 0, cube, NULL, add, 0.0) == serial_sum);
+		assert_true(th_reduce(lo, hi, 7, cube, NULL, add, 0.0) == serial_sum);
+		th_runtime_stop();
+	}
+	free(par);
+	free(par2);
+}
+
+/* ---- RNG ------------------------------------------------------------------ */
+
+static void *draw(void *arg)
+{
+	uint64_t *out = arg;
+	for (int i = 0; i < 8; i++) {
+		out[i] = th_rand_u64();
+		th_yield();
+	}
+	return NULL;
+}
+
+static void rng_stream_depends_only_on_seed_and_task_id(void **state)
+{
+	(void)state;
+	uint64_t a[4][8], b[4][8];
+	const char *pols[] = { "sticky", "shared" };
+	for (int run = 0; run < 2; run++) {
+		start(pols[run], 2);
+		th_task *t[4];
+		for (int i = 0; i < 4; i++)
+			t[i] = th_spawn(draw, run ? b[i] : a[i]);
+		for (int i = 0; i < 4; i++) {
+			th_wait(t[i]);
+			th_task_free(t[i]);
+		}
+		th_runtime_stop();
+	}
+	assert_memory_equal(a, b, sizeof(a));
+	assert_true(a[0][0] != a[1][0]); /* different tasks, different streams */
+	struct th_rng r1, r2;
+	th_rng_seed(&r1, 42, 1);
+	th_rng_seed(&r2, 42, 1);
+	for (int i = 0; i < 8; i++) /* task 1's stream is the seeded stream 1 */
+		assert_true(th_rng_next(&r1) == a[0][i] && th_rng_next(&r2) == a[0][i]);
+	double d = th_rng_double(&r1);
+	assert_true(d >= 0.0 && d < 1.0);
+}
+
+/* ---- errors --------------------------------------------------------------- */
+
+static void unknown_policy_is_a_clear_error(void **state)
+{
+	(void)state;
+	struct th_config cfg;
+	th_config_default(&cfg);
+	cfg.policy = "nonsense";
+	assert_int_equal(th_runtime_start(&cfg), -1);
+	assert_non_null(strstr(th_last_error(), "unknown policy 'nonsense'"));
+	assert_non_null(strstr(th_last_error(), "sticky"));
+	int w;
+	assert_int_equal(th_parse_workers("0", &w), -1);
+	assert_int_equal(th_parse_workers("x", &w), -1);
+	assert_int_equal(th_parse_workers("3", &w), 0);
+	assert_int_equal(w, 3);
+	assert_int_equal(th_parse_workers("auto", &w), 0);
+	assert_int_equal(th_parse_workers("cores", &w), 0);
+	assert_int_equal(w, TH_WORKERS_CORES);
+	cfg.policy = "shared";
+	cfg.workers = TH_WORKERS_CORES;
+	assert_int_equal(th_runtime_start(&cfg), 0); /* hwloc finds at least one core */
+	assert_true(th_nworkers() >= 1);
+	assert_null(th_spawn_on(th_nworkers(), square, NULL));
+	assert_non_null(strstr(th_last_error(), "does not exist"));
+	th_runtime_stop();
+}
+
+/* ---- stack overflow ------------------------------------------------------- */
+
+static volatile int depth_limit = 1 << 30; /* volatile: the compiler cannot see the end */
+
+static int recurse(int n)
+{
+	volatile char pad[512];
+	pad[0] = (char)n;
+	if (n >= depth_limit)
+		return 0;
+	return recurse(n + 1) + pad[0];
+}
+
+static void *overflow(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)recurse(0);
+}
+
+static void stack_overflow_is_reported_with_task_id(void **state)
+{
+	(void)state;
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		start("shared", 1);
+		th_task *t = th_spawn(overflow, NULL);
+		th_fetch(t);
+		_exit(0);
+	}
+	close(fds[1]);
+	char buf[4096] = { 0 };
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(buf) - 1 && (n = read(fds[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fds[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (!strstr(buf, "taskhop: task 1 overflowed its stack"))
+		fail_msg("child stderr was: %s", buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(fetch_returns_each_tasks_result),
+		cmocka_unit_test(million_tiny_tasks_sum_correctly),
+		cmocka_unit_test(nested_spawn_10000_deep_completes),
+		cmocka_unit_test(fetch_in_task_blocks_only_the_task),
+		cmocka_unit_test(group_wait_waits_for_all),
+		cmocka_unit_test(mutex_counter_is_exact_under_two_workers),
+		cmocka_unit_test(sticky_tasks_never_hop_and_end_where_placed),
+		cmocka_unit_test(shared_runs_others_during_a_long_task_and_tasks_hop),
+		cmocka_unit_test(static_split_matches_julia_threads),
+		cmocka_unit_test(th_for_runs_block_i_on_worker_i),
+		cmocka_unit_test(map_and_reduce_equal_serial),
+		cmocka_unit_test(rng_stream_depends_only_on_seed_and_task_id),
+		cmocka_unit_test(unknown_policy_is_a_clear_error),
+		cmocka_unit_test(stack_overflow_is_reported_with_task_id),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

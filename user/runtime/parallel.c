@@ -1,0 +1,190 @@
+/* parallel.c — data parallelism over index ranges: @threads for (static split,
+ * one sticky block per worker) and Folds-style map/reduce (dynamic chunks). */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* Julia's @threads: with len, rem = divrem(n, W), the first rem blocks get
+ * len + 1 indices and the rest len, contiguous and in order. */
+void th_static_block(int64_t lo, int64_t hi, int n, int i, int64_t *blo, int64_t *bhi)
+{
+	int64_t total = hi > lo ? hi - lo : 0;
+	int64_t len = total / n, rem = total % n;
+	int64_t start = lo + (int64_t)i * len + (i < rem ? i : rem);
+	*blo = start;
+	*bhi = start + len + (i < rem ? 1 : 0);
+}
+
+struct for_block {
+	th_range_fn body;
+	void *arg;
+	int64_t lo, hi;
+};
+
+static void *run_block(void *p)
+{
+	struct for_block *b = p;
+	b->body(b->lo, b->hi, b->arg);
+	return NULL;
+}
+
+/* Spawns one task per block and waits. `sticky` pins block i to worker i
+ * (@threads); otherwise block i only starts there. */
+static void run_blocks(struct for_block *blocks, int n, bool sticky)
+{
+	th_task *tasks[TH_MAX_WORKERS];
+	for (int i = 0; i < n; i++)
+		tasks[i] = sticky ? th_spawn_on(i, run_block, &blocks[i])
+				  : th_spawn_at(i, run_block, &blocks[i]);
+	for (int i = 0; i < n; i++) {
+		if (!tasks[i]) { /* spawn refused: run the block here rather than lose it */
+			run_block(&blocks[i]);
+			continue;
+		}
+		th_wait(tasks[i]);
+		th_task_free(tasks[i]);
+	}
+}
+
+void th_for(int64_t lo, int64_t hi, th_range_fn body, void *arg)
+{
+	int n = th_nworkers() > 0 ? th_nworkers() : 1;
+	struct for_block blocks[TH_MAX_WORKERS];
+	for (int i = 0; i < n; i++) {
+		blocks[i] = (struct for_block){ .body = body, .arg = arg };
+		th_static_block(lo, hi, n, i, &blocks[i].lo, &blocks[i].hi);
+	}
+	if (th_nworkers() > 0)
+		run_blocks(blocks, n, true);
+	else
+		run_block(&blocks[0]);
+}
+
+/* ---- map / reduce --------------------------------------------------------- */
+
+struct chunked {
+	int64_t lo, hi, chunk;
+	_Atomic int64_t next;     /* first index not yet handed out */
+	th_index_fn f;
+	void *arg;
+	double *out;              /* map: results */
+	th_reduce_op op;          /* reduce: op and identity */
+	double init;
+	double *partials;         /* reduce: one per chunk, folded in order */
+};
+
+static void *chunk_worker(void *p)
+{
+	struct chunked *c = p;
+	for (;;) {
+		int64_t s = atomic_fetch_add_explicit(&c->next, c->chunk, memory_order_relaxed);
+		if (s >= c->hi)
+			return NULL;
+		int64_t e = s + c->chunk < c->hi ? s + c->chunk : c->hi;
+		if (c->out) {
+			for (int64_t i = s; i < e; i++)
+				c->out[i - c->lo] = c->f(i, c->arg);
+		} else {
+			double acc = c->init;
+			for (int64_t i = s; i < e; i++)
+				acc = c->op(acc, c->f(i, c->arg));
+			c->partials[(s - c->lo) / c->chunk] = acc;
+		}
+	}
+}
+
+/* 16 chunks per worker: small enough that a worker finishing early finds
+ * work left (isprime's cost grows with i), large enough that the shared
+ * counter is touched rarely. */
+static int64_t auto_chunk(int64_t n, int workers)
+{
+	int64_t c = n / ((int64_t)workers * 16);
+	return c > 0 ? c : 1;
+}
+
+static void run_chunked(struct chunked *c)
+{
+	int w = th_nworkers();
+	if (w <= 0) { /* no runtime: run serially in this thread */
+		chunk_worker(c);
+		return;
+	}
+	th_task *tasks[TH_MAX_WORKERS];
+	for (int i = 0; i < w; i++)
+		tasks[i] = th_spawn_at(i, chunk_worker, c);
+	for (int i = 0; i < w; i++) {
+		if (!tasks[i])
+			continue;
+		th_wait(tasks[i]);
+		th_task_free(tasks[i]);
+	}
+	chunk_worker(c); /* picks up anything a refused spawn left behind */
+}
+
+void th_map(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg, double *out)
+{
+	if (hi <= lo)
+		return;
+	int w = th_nworkers() > 0 ? th_nworkers() : 1;
+	struct chunked c = { .lo = lo, .hi = hi, .chunk = chunk > 0 ? chunk : auto_chunk(hi - lo, w),
+			     .f = f, .arg = arg, .out = out };
+	atomic_init(&c.next, lo);
+	run_chunked(&c);
+}
+
+double th_reduce(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg,
+		 th_reduce_op op, double init)
+{
+	if (hi <= lo)
+		return init;
+	int w = th_nworkers() > 0 ? th_nworkers() : 1;
+	struct chunked c = { .lo = lo, .hi = hi, .chunk = chunk > 0 ? chunk : auto_chunk(hi - lo, w),
+			     .f = f, .arg = arg, .op = op, .init = init };
+	int64_t nchunks = (hi - lo + c.chunk - 1) / c.chunk;
+	c.partials = malloc((size_t)nchunks * sizeof(double));
+	if (!c.partials) { /* no memory for partials: fold serially, same result */
+		double acc = init;
+		for (int64_t i = lo; i < hi; i++)
+			acc = op(acc, f(i, arg));
+		return acc;
+	}
+	atomic_init(&c.next, lo);
+	run_chunked(&c);
+	/* Folding the chunk results in index order makes the result independent
+	 * of which worker ran which chunk: the same bits on every run. */
+	double acc = init;
+	for (int64_t k = 0; k < nchunks; k++)
+		acc = op(acc, c.partials[k]);
+	free(c.partials);
+	return acc;
+}
+
+struct static_map {
+	th_index_fn f;
+	void *arg;
+	double *out;
+	int64_t base;
+};
+
+static void static_map_body(int64_t lo, int64_t hi, void *p)
+{
+	struct static_map *m = p;
+	for (int64_t i = lo; i < hi; i++)
+		m->out[i - m->base] = m->f(i, m->arg);
+}
+
+void th_map_static(int64_t lo, int64_t hi, th_index_fn f, void *arg, double *out)
+{
+	struct static_map m = { .f = f, .arg = arg, .out = out, .base = lo };
+	int n = th_nworkers() > 0 ? th_nworkers() : 1;
+	struct for_block blocks[TH_MAX_WORKERS];
+	for (int i = 0; i < n; i++) {
+		blocks[i] = (struct for_block){ .body = static_map_body, .arg = &m };
+		th_static_block(lo, hi, n, i, &blocks[i].lo, &blocks[i].hi);
+	}
+	if (th_nworkers() > 0)
+		run_blocks(blocks, n, false);
+	else
+		run_block(&blocks[0]);
+}

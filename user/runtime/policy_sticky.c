@@ -1,0 +1,50 @@
+/* policy_sticky.c — a task never leaves the worker it was placed on.
+ * Julia's sticky tasks; the article's modified @tspawnat that disables migration. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+#include "internal.h"
+
+static int sticky_init(struct th_runtime *rt)
+{
+	rt->policy_data = calloc((size_t)rt->nworkers, sizeof(struct th_lockq));
+	if (!rt->policy_data) {
+		th__set_error("sticky: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void sticky_fini(struct th_runtime *rt)
+{
+	free(rt->policy_data);
+	rt->policy_data = NULL;
+}
+
+/* The home is chosen once, at spawn (seeded random or round-robin unless the
+ * spawner named a worker), and every later push goes back there. */
+static int sticky_push(struct th_runtime *rt, struct th_worker *self, struct th_task *t, enum th_why why)
+{
+	(void)self, (void)why;
+	if (t->home < 0)
+		t->home = th__place(rt);
+	t->sticky = true;
+	struct th_lockq *q = rt->policy_data;
+	th_lockq_push(&q[t->home], t);
+	return t->home;
+}
+
+static struct th_task *sticky_pop(struct th_runtime *rt, struct th_worker *w)
+{
+	struct th_lockq *q = rt->policy_data;
+	return th_lockq_pop(&q[w->index]);
+}
+
+const struct th_policy th_policy_sticky = {
+	.name = "sticky",
+	.description = "a task stays on the worker it was placed on (no migration)",
+	.init = sticky_init,
+	.fini = sticky_fini,
+	.push = sticky_push,
+	.pop = sticky_pop,
+};

@@ -1,0 +1,325 @@
+/* runtime.c — starting and stopping the worker pool, configuration, errors,
+ * and the small services policies and the recorder use (placement, logs, slots). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <hwloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "stackcache.h"
+#include "waitq.h"
+
+#define DEFAULT_STACK (256 * 1024)
+
+static struct th_runtime runtime; /* static: a finishing thread may still touch it */
+struct th_runtime *th__rt;
+
+static __thread char last_error[256];
+
+void th__set_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+}
+
+const char *th_last_error(void)
+{
+	return last_error;
+}
+
+uint64_t th_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void th_config_default(struct th_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->workers = TH_WORKERS_AUTO;
+	cfg->policy = "shared";
+	cfg->stack_size = DEFAULT_STACK;
+	cfg->seed = 1;
+	cfg->placement = TH_PLACE_RANDOM;
+}
+
+int th_parse_workers(const char *text, int *workers)
+{
+	if (!text || !*text)
+		return -1;
+	if (!strcmp(text, "auto")) {
+		*workers = TH_WORKERS_AUTO;
+		return 0;
+	}
+	if (!strcmp(text, "cores")) {
+		*workers = TH_WORKERS_CORES;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long n = strtol(text, &end, 10);
+	if (errno || *end || n < 1 || n > TH_MAX_WORKERS)
+		return -1;
+	*workers = (int)n;
+	return 0;
+}
+
+static int physical_cores(void)
+{
+	hwloc_topology_t topo;
+	if (hwloc_topology_init(&topo) != 0)
+		return -1;
+	int n = -1;
+	if (hwloc_topology_load(topo) == 0)
+		n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+	hwloc_topology_destroy(topo);
+	return n;
+}
+
+static int resolve_workers(int requested)
+{
+	if (requested > 0)
+		return requested <= TH_MAX_WORKERS ? requested : -1;
+	if (requested == TH_WORKERS_AUTO) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		return n > 0 ? (int)(n < TH_MAX_WORKERS ? n : TH_MAX_WORKERS) : -1;
+	}
+	if (requested == TH_WORKERS_CORES) {
+		int n = physical_cores();
+		return n > 0 ? (n < TH_MAX_WORKERS ? n : TH_MAX_WORKERS) : -1;
+	}
+	return -1;
+}
+
+/* Worker i gets the i-th CPU this process may run on (wrapping around). */
+static void assign_cpus(struct th_runtime *rt)
+{
+	cpu_set_t allowed;
+	int cpus[CPU_SETSIZE], n = 0;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &allowed))
+				cpus[n++] = c;
+	for (int i = 0; i < rt->nworkers; i++)
+		rt->workers[i].cpu = (rt->cfg.pin && n > 0) ? cpus[i % n] : -1;
+}
+
+static int init_workers(struct th_runtime *rt)
+{
+	rt->workers = aligned_alloc(64, sizeof(struct th_worker) * (size_t)rt->nworkers);
+	if (!rt->workers)
+		return -1;
+	memset(rt->workers, 0, sizeof(struct th_worker) * (size_t)rt->nworkers);
+	for (int i = 0; i < rt->nworkers; i++) {
+		struct th_worker *w = &rt->workers[i];
+		w->index = i;
+		w->rt = rt;
+		w->tid = 0;
+		th_rng_seed(&w->rng, rt->cfg.seed ^ 0x5eed, (uint64_t)i + 1);
+		w->stacks = th_stack_cache_new();
+		if (!w->stacks)
+			return -1;
+		if (rt->cfg.run_log_cap) {
+			w->log = calloc(rt->cfg.run_log_cap, sizeof(*w->log));
+			if (!w->log)
+				return -1;
+		}
+	}
+	assign_cpus(rt);
+	return 0;
+}
+
+static void free_workers(struct th_runtime *rt)
+{
+	if (!rt->workers)
+		return;
+	for (int i = 0; i < rt->nworkers; i++) {
+		th_stack_cache_free(rt->workers[i].stacks);
+		free(rt->workers[i].log);
+	}
+	free(rt->workers);
+	rt->workers = NULL;
+}
+
+void *th__worker_main(void *arg);          /* worker.c */
+void th__wake_all_workers(struct th_runtime *rt);
+void th__guard_install_process(void);     /* guard.c */
+const struct th_policy *th__policy_find(const char *name); /* policy.c */
+char *th__policy_list_text(void);
+
+static int start_threads(struct th_runtime *rt)
+{
+	for (int i = 0; i < rt->nworkers; i++) {
+		struct th_worker *w = &rt->workers[i];
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		if (w->cpu >= 0) {
+			cpu_set_t set;
+			CPU_ZERO(&set);
+			CPU_SET(w->cpu, &set);
+			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		int err = pthread_create(&w->thread, &attr, th__worker_main, w);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			th__set_error("cannot start worker %d: %s", i, strerror(err));
+			atomic_store(&rt->stopping, true);
+			th__wake_all_workers(rt);
+			for (int j = 0; j < i; j++)
+				pthread_join(rt->workers[j].thread, NULL);
+			return -1;
+		}
+	}
+	/* th_worker_tid must be valid on return: wait for each worker's tid */
+	for (int i = 0; i < rt->nworkers; i++)
+		while (!__atomic_load_n(&rt->workers[i].tid, __ATOMIC_ACQUIRE))
+			sched_yield();
+	return 0;
+}
+
+int th_runtime_start(const struct th_config *cfg_in)
+{
+	struct th_runtime *rt = &runtime;
+	if (th__rt) {
+		th__set_error("the taskhop runtime is already running (call th_runtime_stop first)");
+		return -1;
+	}
+	struct th_config cfg;
+	if (cfg_in)
+		cfg = *cfg_in;
+	else
+		th_config_default(&cfg);
+	if (!cfg.policy)
+		cfg.policy = "shared";
+	if (!cfg.stack_size)
+		cfg.stack_size = DEFAULT_STACK;
+	const struct th_policy *pol = th__policy_find(cfg.policy);
+	if (!pol) {
+		char *known = th__policy_list_text();
+		th__set_error("unknown policy '%s' (known: %s)", cfg.policy, known ? known : "?");
+		free(known);
+		return -1;
+	}
+	int n = resolve_workers(cfg.workers);
+	if (n < 1) {
+		th__set_error("bad worker count %d: give 1..%d, 'auto' or 'cores'", cfg.workers, TH_MAX_WORKERS);
+		return -1;
+	}
+	memset(rt, 0, sizeof(*rt));
+	rt->cfg = cfg;
+	rt->nworkers = n;
+	rt->policy = pol;
+	atomic_init(&rt->next_id, 1);
+	th_rng_seed(&rt->place_rng, cfg.seed, UINT64_MAX);
+	if (init_workers(rt) != 0) {
+		free_workers(rt);
+		th__set_error("out of memory starting %d workers", n);
+		return -1;
+	}
+	if (pol->init && pol->init(rt) != 0) {
+		free_workers(rt);
+		return -1;
+	}
+	th__rt = rt;
+	th__guard_install_process();
+	if (start_threads(rt) != 0) {
+		if (pol->fini)
+			pol->fini(rt);
+		free_workers(rt);
+		th__rt = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void th_runtime_stop(void)
+{
+	struct th_runtime *rt = th__rt;
+	if (!rt)
+		return;
+	for (;;) {
+		uint32_t seen = atomic_load(&rt->quiet_word);
+		if (atomic_load(&rt->live_tasks) == 0)
+			break;
+		th_futex_wait(&rt->quiet_word, seen);
+	}
+	atomic_store(&rt->stopping, true);
+	th__wake_all_workers(rt);
+	for (int i = 0; i < rt->nworkers; i++)
+		pthread_join(rt->workers[i].thread, NULL);
+	if (rt->policy->fini)
+		rt->policy->fini(rt);
+	free_workers(rt);
+	th__rt = NULL;
+}
+
+int th_nworkers(void)
+{
+	return th__rt ? th__rt->nworkers : 0;
+}
+
+const char *th_policy_name(void)
+{
+	return th__rt ? th__rt->policy->name : NULL;
+}
+
+int th_worker_tid(int worker)
+{
+	struct th_runtime *rt = th__rt;
+	if (!rt || worker < 0 || worker >= rt->nworkers)
+		return -1;
+	return rt->workers[worker].tid;
+}
+
+/* Placement for tasks spawned without a worker. The lock keeps one seeded
+ * sequence, so a run's placements repeat under the same seed. */
+int th__place(struct th_runtime *rt)
+{
+	if (rt->cfg.placement == TH_PLACE_ROUNDROBIN)
+		return (int)(atomic_fetch_add(&rt->rr_next, 1) % (uint32_t)rt->nworkers);
+	th_spin_lock(&rt->place_lock);
+	uint64_t r = th_rng_next(&rt->place_rng);
+	th_spin_unlock(&rt->place_lock);
+	return (int)(r % (uint64_t)rt->nworkers);
+}
+
+const struct th_run_record *th_run_log(int worker, size_t *n, uint64_t *dropped)
+{
+	struct th_runtime *rt = th__rt;
+	if (!rt || worker < 0 || worker >= rt->nworkers) {
+		*n = 0;
+		if (dropped)
+			*dropped = 0;
+		return NULL;
+	}
+	*n = rt->workers[worker].log_n;
+	if (dropped)
+		*dropped = rt->workers[worker].log_dropped;
+	return rt->workers[worker].log;
+}
+
+void th_run_log_clear(void)
+{
+	struct th_runtime *rt = th__rt;
+	for (int i = 0; rt && i < rt->nworkers; i++) {
+		rt->workers[i].log_n = 0;
+		rt->workers[i].log_dropped = 0;
+	}
+}
+
+void th_publish_slots(void *base, size_t stride)
+{
+	struct th_runtime *rt = th__rt;
+	for (int i = 0; rt && i < rt->nworkers; i++)
+		rt->workers[i].slot = base ? (volatile uint64_t *)((char *)base + (size_t)i * stride) : NULL;
+}

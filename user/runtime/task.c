@@ -1,0 +1,196 @@
+/* task.c — a task's life: spawn, run-queue entry, wait/fetch, completion, stats.
+ * A task struct lives until both the runtime and the user handle let go of it. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "probes.h"
+#include "waitq.h"
+
+static __thread struct th_task *tls_thread_task; /* kthread tasks and test threads */
+
+void th__set_thread_task(struct th_task *t)
+{
+	tls_thread_task = t;
+}
+
+th_task *th_self_task(void)
+{
+	struct th_worker *w = th__self_worker();
+	if (w && w->cur)
+		return w->cur;
+	return tls_thread_task;
+}
+
+int th_self_worker(void)
+{
+	struct th_worker *w = th__self_worker();
+	return w ? w->index : -1;
+}
+
+uint64_t th_task_id(const th_task *t)
+{
+	return t->id;
+}
+
+void th__wake_for_work(struct th_runtime *rt, int target); /* worker.c */
+
+void th__make_runnable(struct th_task *t, enum th_why why)
+{
+	struct th_runtime *rt = th__rt;
+	atomic_store_explicit(&t->state, TH_RUNNABLE, memory_order_relaxed);
+	int target = rt->policy->push(rt, th__self_worker(), t, why);
+	th__wake_for_work(rt, target);
+}
+
+static void release(struct th_task *t)
+{
+	if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
+		free(t);
+}
+
+static th_task *spawn(int home, bool sticky, th_fn fn, void *arg, struct th_group *g)
+{
+	struct th_runtime *rt = th__rt;
+	if (!rt) {
+		th__set_error("th_spawn: the runtime is not started (call th_runtime_start first)");
+		return NULL;
+	}
+	if (home >= rt->nworkers || home < -1) {
+		th__set_error("th_spawn_on: worker %d does not exist (0..%d)", home, rt->nworkers - 1);
+		return NULL;
+	}
+	struct th_task *t = calloc(1, sizeof(*t));
+	if (!t) {
+		th__set_error("th_spawn: out of memory");
+		return NULL;
+	}
+	struct th_worker *self = th__self_worker();
+	t->id = atomic_fetch_add_explicit(&rt->next_id, 1, memory_order_relaxed);
+	t->fn = fn;
+	t->arg = arg;
+	t->group = g;
+	atomic_init(&t->refs, g ? 1 : 2);
+	atomic_init(&t->state, TH_RUNNABLE);
+	t->home = home;
+	t->sticky = sticky;
+	t->spawn_worker = self ? self->index : -1;
+	t->last_worker = -1;
+	t->first_worker = -1;
+	th_rng_seed(&t->rng, rt->cfg.seed, t->id);
+	t->spawn_ns = th_now_ns();
+	atomic_fetch_add_explicit(&rt->live_tasks, 1, memory_order_relaxed);
+	TH_PROBE_TASK_SPAWN(t->id, t->spawn_worker, home);
+	if (rt->policy->start_task) {
+		if (rt->policy->start_task(rt, t) != 0) {
+			atomic_fetch_sub(&rt->live_tasks, 1);
+			free(t);
+			return NULL;
+		}
+	} else {
+		th__make_runnable(t, TH_WHY_SPAWN);
+	}
+	return g ? NULL : t;
+}
+
+th_task *th_spawn(th_fn fn, void *arg)
+{
+	return spawn(-1, false, fn, arg, NULL);
+}
+
+th_task *th_spawn_on(int worker, th_fn fn, void *arg)
+{
+	if (worker < 0) {
+		th__set_error("th_spawn_on: worker %d does not exist", worker);
+		return NULL;
+	}
+	return spawn(worker, true, fn, arg, NULL);
+}
+
+th_task *th_spawn_at(int worker, th_fn fn, void *arg)
+{
+	if (worker < 0) {
+		th__set_error("th_spawn_at: worker %d does not exist", worker);
+		return NULL;
+	}
+	return spawn(worker, false, fn, arg, NULL);
+}
+
+void th__group_spawn(struct th_group *g, th_fn fn, void *arg)
+{
+	spawn(-1, false, fn, arg, g);
+}
+
+void th__group_task_done(struct th_group *g); /* sync.c */
+
+/* Completion, on the worker's stack (or the kthread's own thread): publish
+ * the result, wake whoever waits, then drop the runtime's reference. */
+void th__task_finish(struct th_task *t, void *result)
+{
+	struct th_runtime *rt = th__rt;
+	t->result = result;
+	t->done_ns = th_now_ns();
+	struct th_group *g = t->group;
+	th_spin_lock(&t->done_lock);
+	atomic_store_explicit(&t->state, TH_DONE, memory_order_release);
+	struct th_waiter *waiters = th_waiters_take(&t->done_waiters);
+	th_spin_unlock(&t->done_lock);
+	th_waiters_wake_all(waiters);
+	release(t);
+	if (g)
+		th__group_task_done(g);
+	if (atomic_fetch_sub_explicit(&rt->live_tasks, 1, memory_order_acq_rel) == 1) {
+		atomic_fetch_add(&rt->quiet_word, 1);
+		th_futex_wake(&rt->quiet_word, 1 << 30);
+	}
+}
+
+void th__task_done(struct th_worker *w, struct th_task *t)
+{
+	TH_PROBE_TASK_DONE(t->id, w->index);
+	th__task_finish(t, t->result);
+}
+
+void th_wait(th_task *t)
+{
+	if (atomic_load_explicit(&t->state, memory_order_acquire) == TH_DONE)
+		return;
+	th_spin_lock(&t->done_lock);
+	if (atomic_load_explicit(&t->state, memory_order_acquire) == TH_DONE) {
+		th_spin_unlock(&t->done_lock);
+		return;
+	}
+	th_block(&t->done_lock, &t->done_waiters);
+}
+
+void *th_fetch(th_task *t)
+{
+	th_wait(t);
+	return t->result;
+}
+
+void th_task_free(th_task *t)
+{
+	if (t)
+		release(t);
+}
+
+void th_task_stats(const th_task *t, struct th_task_stats *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->id = t->id;
+	o->spawn_worker = t->spawn_worker;
+	o->home_worker = t->home;
+	o->first_worker = t->first_worker;
+	o->last_worker = t->last_worker;
+	o->runs = t->runs;
+	o->yields = t->yields;
+	o->blocks = t->blocks;
+	o->worker_hops = t->worker_hops;
+	o->spawn_ns = t->spawn_ns;
+	o->first_run_ns = t->first_run_ns;
+	o->done_ns = t->done_ns;
+	o->kernel_tid = t->kernel_tid;
+}
