@@ -1,0 +1,249 @@
+/* figures.c — the report's SVG figures, drawn by gnuplot from the report JSON: return times
+ * per task, per-task hops and CPU migrations per policy, time and speedup vs serial. */
+#include "report/report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload.h"
+
+/* Policy colours, in the order policies first appear (colour-blind safe, Tol's palette). */
+static const char *const palette[] = { "#4477aa", "#ee6677", "#228833", "#ccbb44",
+				       "#66ccee", "#aa3377", "#bbbbbb", "#000000" };
+
+const char *report_policy_colour(int i)
+{
+	return palette[i % (int)(sizeof(palette) / sizeof(palette[0]))];
+}
+
+/* A growing text buffer for scripts (open_memstream keeps this short). */
+struct sbuf {
+	char *s;
+	size_t len;
+	FILE *f;
+};
+
+static int sb_open(struct sbuf *b)
+{
+	b->s = NULL;
+	b->len = 0;
+	b->f = open_memstream(&b->s, &b->len);
+	return b->f ? 0 : -1;
+}
+
+static char *sb_close(struct sbuf *b)
+{
+	fclose(b->f);
+	return b->s;
+}
+
+static void add_fig(struct report_figs *figs, const char *name, const char *title)
+{
+	if (figs->n >= 16)
+		return;
+	snprintf(figs->names[figs->n], sizeof(figs->names[0]), "%s", name);
+	snprintf(figs->titles[figs->n], sizeof(figs->titles[0]), "%s", title);
+	figs->n++;
+}
+
+static int draw(const char *dir, const char *name, int w, int h, char *script,
+		struct report_figs *figs, const char *title)
+{
+	char err[512] = "";
+	int rc = fig_gnuplot(dir, name, w, h, script, err, sizeof(err));
+	free(script);
+	if (rc) {
+		fprintf(stderr, "taskhop: figure %s skipped: %s\n", name, err);
+		return 0;
+	}
+	add_fig(figs, name, title);
+	return 1;
+}
+
+/* Gnuplot string literal: single quotes, no escapes inside, so drop any quote. */
+static void gp_str(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s != '\'' && *s != '\n')
+			fputc(*s, f);
+	fputc('\'', f);
+}
+
+/* 1. The article's return-time plot: completion time vs task number, one line per run. */
+static int fig_returns(const struct json *report, const char *dir, struct report_figs *figs)
+{
+	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
+	struct sbuf b;
+	if (sb_open(&b))
+		return 0;
+	fprintf(b.f, "set title 'Return time of each task (%s), one line per run'\n",
+		json_get_str(report, "workload", "?"));
+	fprintf(b.f, "set xlabel 'task number'\nset ylabel 'completion time since t0 (s)'\n"
+		     "set key top left\nset grid\nset xtics 1\n");
+	for (size_t p = 0; p < json_len(pols); p++) {
+		fprintf(b.f, "$p%zu << EOD\n", p);
+		for (size_t r = 0; r < json_len(runs); r++) {
+			const struct json *run = json_at(runs, r);
+			if (strcmp(json_get_str(run, "policy", ""), pols->keys[p]) != 0)
+				continue;
+			const struct json *tasks = json_get(run, "tasks");
+			for (size_t k = 0; k < json_len(tasks); k++)
+				fprintf(b.f, "%zu %.6f\n", k + 1,
+					json_get_num(json_at(tasks, k), "completion_s", NAN));
+			fprintf(b.f, "\n");
+		}
+		fprintf(b.f, "EOD\n");
+	}
+	fprintf(b.f, "plot ");
+	for (size_t p = 0; p < json_len(pols); p++) {
+		fprintf(b.f, "%s$p%zu with linespoints lw 1.5 pt 7 ps 0.5 lc rgb '%s' title ", p ? ", " : "",
+			p, report_policy_colour((int)p));
+		gp_str(b.f, pols->keys[p]);
+	}
+	fprintf(b.f, "\n");
+	return draw(dir, "returns.svg", 900, 520, sb_close(&b), figs,
+		    "Return time of each task (the article's figure), per run and policy");
+}
+
+/* Median of a task field at task index k over the runs of one policy; NAN if none. */
+static double task_median(const struct json *runs, const char *policy, size_t k, const char *field)
+{
+	double x[256];
+	int n = 0;
+	for (size_t r = 0; r < json_len(runs) && n < 256; r++) {
+		const struct json *run = json_at(runs, r);
+		if (strcmp(json_get_str(run, "policy", ""), policy) != 0)
+			continue;
+		const struct json *v = json_get(json_at(json_get(run, "tasks"), k), field);
+		if (json_is_num(v))
+			x[n++] = v->num;
+	}
+	if (!n)
+		return NAN;
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
+			double t = x[j];
+			x[j] = x[j - 1];
+			x[j - 1] = t;
+		}
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+static void migr_panel(FILE *f, const struct json *runs, const struct json *pols, size_t ntasks,
+		       const char *field, const char *ylabel, const char *block)
+{
+	bool any = false;
+	fprintf(f, "%s << EOD\n", block);
+	for (size_t k = 0; k < ntasks; k++) {
+		fprintf(f, "%zu", k + 1);
+		for (size_t p = 0; p < json_len(pols); p++) {
+			double v = task_median(runs, pols->keys[p], k, field);
+			any |= !isnan(v);
+			if (isnan(v))
+				fprintf(f, " NaN");
+			else
+				fprintf(f, " %.2f", v);
+		}
+		fprintf(f, "\n");
+	}
+	fprintf(f, "EOD\nset ylabel '%s'\n", ylabel);
+	if (!any) {
+		fprintf(f, "unset key\nset label 1 'no BPF data in this report (recorded with --no-bpf "
+			   "or without privileges)' at graph 0.5, graph 0.5 center\n"
+			   "plot [0:1][0:1] NaN notitle\nunset label 1\nset key\n");
+		return;
+	}
+	fprintf(f, "plot ");
+	for (size_t p = 0; p < json_len(pols); p++) {
+		fprintf(f, "%s%s using %zu%s lc rgb '%s' title ", p ? ", " : "", block, p + 2,
+			p ? "" : ":xtic(1)", report_policy_colour((int)p));
+		gp_str(f, pols->keys[p]);
+	}
+	fprintf(f, "\n");
+}
+
+/* 3. Per-task worker hops and CPU migrations (median over repeats), per policy. */
+static int fig_migrations(const struct json *report, const char *dir, struct report_figs *figs)
+{
+	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
+	size_t ntasks = json_len(json_get(json_at(runs, 0), "tasks"));
+	if (!ntasks)
+		return 0;
+	struct sbuf b;
+	if (sb_open(&b))
+		return 0;
+	fprintf(b.f, "set style data histograms\nset style histogram clustered gap 1\n"
+		     "set style fill solid 0.85 border -1\nset grid ytics\nset key top left\n"
+		     "set yrange [0:*]\nset xlabel 'task number'\n"
+		     "set multiplot layout 2,1 title 'Per task, median over repeats'\n");
+	migr_panel(b.f, runs, pols, ntasks, "worker_hops", "worker hops (user scheduler)", "$hops");
+	migr_panel(b.f, runs, pols, ntasks, "cpu_migrations", "CPU migrations (kernel data)", "$migr");
+	fprintf(b.f, "unset multiplot\n");
+	return draw(dir, "migrations.svg", 900, 640, sb_close(&b), figs,
+		    "Worker hops and CPU migrations per task, per policy");
+}
+
+/* 4. Time and speedup vs the serial baseline (workloads with a baseline option). */
+static int fig_speedup(const struct json *report, const char *dir, struct report_figs *figs)
+{
+	const struct json *pols = json_get(report, "policies");
+	const struct json *serial = json_get(json_get(pols, REPORT_SERIAL), "wall_s");
+	double base = json_get_num(serial, "median", NAN);
+	if (!(base > 0))
+		return 0;
+	double workers = json_get_num(json_at(json_get(report, "runs"), 0), "workers", 1);
+	for (size_t r = 0; r < json_len(json_get(report, "runs")); r++) {
+		const struct json *run = json_at(json_get(report, "runs"), r);
+		if (strcmp(json_get_str(run, "policy", ""), REPORT_SERIAL) != 0)
+			workers = json_get_num(run, "workers", workers);
+	}
+	struct sbuf b;
+	if (sb_open(&b))
+		return 0;
+	fprintf(b.f, "$t << EOD\n");
+	for (size_t p = 0; p < json_len(pols); p++) {
+		const struct json *w = json_get(json_at(pols, p), "wall_s");
+		double med = json_get_num(w, "median", NAN);
+		fprintf(b.f, "%zu \"%s\" %.6f %.6f %.6f %.4f\n", p, pols->keys[p], med,
+			json_get_num(w, "min", NAN), json_get_num(w, "max", NAN), base / med);
+	}
+	fprintf(b.f, "EOD\nset style fill solid 0.8 border -1\nset boxwidth 0.6\nset grid ytics\n"
+		     "set yrange [0:*]\nset xrange [-0.6:%zu.6]\nunset key\n"
+		     "set multiplot layout 1,2 title '%s: time and speedup vs serial, %.0f workers'\n",
+		json_len(pols) - 1, json_get_str(report, "workload", "?"), workers);
+	fprintf(b.f, "set ylabel 'wall time (s), median and [min, max]'\n"
+		     "plot $t using 1:3:xtic(2) with boxes lc rgb '#4477aa', "
+		     "$t using 1:3:4:5 with yerrorbars lc rgb 'black' pt -1\n");
+	fprintf(b.f, "set ylabel 'speedup over serial (median times)'\nset key top left\n"
+		     "plot $t using 1:6:xtic(2) with boxes lc rgb '#228833' notitle, "
+		     "$t using 1:6:(sprintf('%%.2f', $6)) with labels offset 0,0.7 notitle, "
+		     "%.0f with lines dt 2 lc rgb 'black' title 'ideal (%.0f workers)'\n"
+		     "unset multiplot\n", workers, workers);
+	return draw(dir, "speedup.svg", 900, 420, sb_close(&b), figs,
+		    "Time and speedup vs serial");
+}
+
+int report_figures(const struct json *report, const char *dir, struct report_figs *figs)
+{
+	int n = 0;
+	const struct json *runs = json_get(report, "runs");
+	if (!json_len(runs))
+		return 0;
+	size_t ntasks = json_len(json_get(json_at(runs, 0), "tasks"));
+	const struct th_workload *wl = wl_find(json_get_str(report, "workload", ""));
+	if (ntasks >= 2)
+		n += fig_returns(report, dir, figs);
+	if (wl && wl->figures) {
+		struct wl_figures wf;
+		memset(&wf, 0, sizeof(wf));
+		wl->figures(report, dir, &wf);
+		for (int i = 0; i < wf.n; i++, n++)
+			add_fig(figs, wf.names[i], wf.titles[i]);
+	}
+	if (ntasks >= 1)
+		n += fig_migrations(report, dir, figs);
+	n += fig_speedup(report, dir, figs);
+	return n;
+}

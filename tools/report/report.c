@@ -1,0 +1,337 @@
+/* report.c — builds, derives, aggregates and validates run/compare reports (the JSON side),
+ * and writes every output file of a report directory. Renderers are in render.c. */
+#include "report/report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "report/fsutil.h"
+#include "report/stats.h"
+
+const char *const report_run_fields[] = {
+	"workload", "policy", "workers", "pin", "seed", "bpf", "wall_s", "peak_rss_kb",
+	"mean_completion_s", "makespan_s", "ideal_mean_completion_s", "tasks", "workers_detail",
+	NULL,
+};
+const char *const report_task_fields[] = {
+	"id", "label", "n", "spawn_worker", "first_worker", "last_worker", "completion_s", "runs",
+	"yields", "worker_hops", "cpu_migrations", "cpu_migrations_kernel", "cpus_visited",
+	"on_cpu_ns", "runq_wait_ns", "preemptions", NULL,
+};
+const char *const report_worker_fields[] = {
+	"index", "tid", "cpu_migrations", "preemptions", "on_cpu_ns", "runq_wait_ns", "tasks_run",
+	NULL,
+};
+const char *const report_policy_fields[] = {
+	"mean_completion_s", "makespan_s", "worker_hops_per_task", "cpu_migrations_per_task", NULL,
+};
+
+/* ---- building ------------------------------------------------------------ */
+
+static void cpu_model(char *out, size_t len)
+{
+	snprintf(out, len, "unknown");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "model name", 10) == 0) {
+			char *c = strchr(line, ':');
+			if (c) {
+				c++;
+				while (*c == ' ' || *c == '\t')
+					c++;
+				c[strcspn(c, "\n")] = 0;
+				snprintf(out, len, "%s", c);
+			}
+			break;
+		}
+	}
+	fclose(f);
+}
+
+struct json *report_machine(void)
+{
+	struct json *m = json_obj();
+	struct utsname u;
+	char model[256];
+	cpu_model(model, sizeof(model));
+	json_set_num(m, "cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
+	json_set_str(m, "kernel", uname(&u) == 0 ? u.release : "unknown");
+	json_set_str(m, "cpu_model", model);
+	return m;
+}
+
+struct json *report_command(int argc, char **argv)
+{
+	size_t cap = 64;
+	for (int i = 0; i < argc; i++)
+		cap += 4 * strlen(argv[i]) + 3;
+	char *s = malloc(cap), *o = s;
+	if (!s)
+		return json_str("");
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					  "0123456789-_=.,/:+@%") == strlen(a);
+		if (i)
+			*o++ = ' ';
+		if (plain) {
+			o += sprintf(o, "%s", a);
+			continue;
+		}
+		*o++ = '\'';
+		for (; *a; a++) {
+			if (*a == '\'')
+				o += sprintf(o, "'\\''");
+			else
+				*o++ = *a;
+		}
+		*o++ = '\'';
+	}
+	*o = 0;
+	struct json *j = json_str(s);
+	free(s);
+	return j;
+}
+
+struct json *report_new(const char *workload, const struct json *options, int argc, char **argv)
+{
+	struct json *r = json_obj();
+	json_set_num(r, "taskhop_report", 1);
+	json_set(r, "command", report_command(argc, argv));
+	json_set(r, "machine", report_machine());
+	json_set_str(r, "workload", workload);
+	json_set(r, "options", options ? json_clone(options) : json_arr());
+	json_set_bool(r, "interrupted", false);
+	json_set(r, "runs", json_arr());
+	return r;
+}
+
+void report_run_derive(struct json *run)
+{
+	const struct json *tasks = json_get(run, "tasks");
+	size_t n = json_len(tasks);
+	double *work = calloc(n ? n : 1, sizeof(*work));
+	double sum = 0, span = 0;
+	bool work_known = n > 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct json *t = json_at(tasks, i);
+		double c = json_get_num(t, "completion_s", 0);
+		sum += c;
+		if (c > span)
+			span = c;
+		work[i] = json_get_num(t, "work_s", -1);
+		if (work[i] < 0)
+			work_known = false;
+	}
+	json_set_num(run, "mean_completion_s", n ? sum / (double)n : 0);
+	json_set_num(run, "makespan_s", span);
+	int w = (int)json_get_num(run, "workers", 1);
+	if (work_known && work)
+		json_set_num(run, "ideal_mean_completion_s", spt_mean_completion(work, (int)n, w, NULL));
+	else
+		json_set_null(run, "ideal_mean_completion_s");
+	free(work);
+}
+
+/* Per-task mean of a task field over a run; NAN when any task lacks it (e.g. no BPF). */
+static double per_task(const struct json *run, const char *field)
+{
+	const struct json *tasks = json_get(run, "tasks");
+	size_t n = json_len(tasks);
+	if (!n)
+		return NAN;
+	double s = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct json *v = json_get(json_at(tasks, i), field);
+		if (!json_is_num(v))
+			return NAN;
+		s += v->num;
+	}
+	return s / (double)n;
+}
+
+/* One policy's figures: x[k][run] for each metric over the runs of that policy. */
+enum { M_MEAN, M_SPAN, M_HOPS, M_MIGR, M_IDEAL, M_WALL, M_NMETRICS };
+static const char *const metric_names[M_NMETRICS] = {
+	"mean_completion_s", "makespan_s", "worker_hops_per_task", "cpu_migrations_per_task",
+	"ratio_to_ideal", "wall_s",
+};
+
+static double run_metric(const struct json *run, int m)
+{
+	switch (m) {
+	case M_MEAN: return json_get_num(run, "mean_completion_s", NAN);
+	case M_SPAN: return json_get_num(run, "makespan_s", NAN);
+	case M_HOPS: return per_task(run, "worker_hops");
+	case M_MIGR: return per_task(run, "cpu_migrations");
+	case M_IDEAL: {
+		double ideal = json_get_num(run, "ideal_mean_completion_s", NAN);
+		return ideal > 0 ? json_get_num(run, "mean_completion_s", NAN) / ideal : NAN;
+	}
+	default: return json_get_num(run, "wall_s", NAN);
+	}
+}
+
+int report_aggregate(struct json *report)
+{
+	const struct json *runs = json_get(report, "runs");
+	size_t nr = json_len(runs);
+	struct json *pols = json_obj();
+	double *x = malloc((nr ? nr : 1) * sizeof(*x));
+	if (!pols || !x) {
+		json_free(pols);
+		free(x);
+		return -1;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const char *name = json_get_str(json_at(runs, i), "policy", "?");
+		if (json_get(pols, name))
+			continue;
+		struct json *p = json_obj();
+		int count = 0;
+		for (int m = 0; m < M_NMETRICS; m++) {
+			int k = 0;
+			bool missing = false;
+			for (size_t j = 0; j < nr; j++) {
+				const struct json *run = json_at(runs, j);
+				if (strcmp(json_get_str(run, "policy", "?"), name) != 0)
+					continue;
+				double v = run_metric(run, m);
+				if (isnan(v))
+					missing = true;
+				else
+					x[k++] = v;
+			}
+			/* A figure missing from some runs would summarize a biased subset: null. */
+			json_set(p, metric_names[m], missing ? json_null() : stats_json(x, k));
+			if (m == M_MEAN)
+				count = k;
+		}
+		json_set_num(p, "runs", count);
+		json_set(pols, name, p);
+	}
+	free(x);
+	return json_set(report, "policies", pols);
+}
+
+struct json *report_from_run(struct json *run)
+{
+	struct json *r = json_obj();
+	json_set_num(r, "taskhop_report", 1);
+	json_set(r, "command", json_clone(json_get(run, "command")) ?: json_str(""));
+	json_set(r, "machine", json_clone(json_get(run, "machine")) ?: report_machine());
+	json_set_str(r, "workload", json_get_str(run, "workload", "?"));
+	json_set(r, "options", json_clone(json_get(run, "options")) ?: json_arr());
+	json_set_bool(r, "interrupted", false);
+	struct json *runs = json_arr();
+	json_push(runs, run);
+	json_set(r, "runs", runs);
+	report_aggregate(r);
+	return r;
+}
+
+static int check_fields(const struct json *o, const char *const *fields, const char *where,
+			char *err, size_t errlen)
+{
+	if (!o || o->type != JSON_OBJ) {
+		snprintf(err, errlen, "%s is not an object", where);
+		return -1;
+	}
+	for (int i = 0; fields[i]; i++) {
+		if (!json_get(o, fields[i])) {
+			snprintf(err, errlen, "%s has no '%s'", where, fields[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int report_validate(const struct json *report, char *err, size_t errlen)
+{
+	char where[64];
+	if (!report || report->type != JSON_OBJ || !json_get(report, "taskhop_report")) {
+		snprintf(err, errlen, "not a taskhop report (no 'taskhop_report' member)");
+		return -1;
+	}
+	const struct json *runs = json_get(report, "runs");
+	if (!runs || runs->type != JSON_ARR) {
+		snprintf(err, errlen, "the report has no 'runs' array");
+		return -1;
+	}
+	for (size_t i = 0; i < runs->n; i++) {
+		const struct json *run = json_at(runs, i);
+		snprintf(where, sizeof(where), "run %zu", i + 1);
+		if (check_fields(run, report_run_fields, where, err, errlen))
+			return -1;
+		const struct json *tasks = json_get(run, "tasks"), *ws = json_get(run, "workers_detail");
+		if (tasks->type != JSON_ARR || ws->type != JSON_ARR) {
+			snprintf(err, errlen, "run %zu: 'tasks' and 'workers_detail' must be arrays", i + 1);
+			return -1;
+		}
+		for (size_t k = 0; k < tasks->n; k++) {
+			snprintf(where, sizeof(where), "run %zu task %zu", i + 1, k + 1);
+			if (check_fields(json_at(tasks, k), report_task_fields, where, err, errlen))
+				return -1;
+		}
+		for (size_t k = 0; k < ws->n; k++) {
+			snprintf(where, sizeof(where), "run %zu worker %zu", i + 1, k);
+			if (check_fields(json_at(ws, k), report_worker_fields, where, err, errlen))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- the report directory ------------------------------------------------- */
+
+struct render_args {
+	const struct json *report;
+	const struct report_figs *figs;
+	const char *dir;
+	int kind;
+};
+
+static int render_cb(FILE *f, void *arg)
+{
+	struct render_args *a = arg;
+	switch (a->kind) {
+	case 0: report_markdown(a->report, a->figs, f); return 0;
+	case 1: return report_html(a->report, a->figs, a->dir, f);
+	default: report_csv(a->report, f); return 0;
+	}
+}
+
+int report_write_all(const struct json *report, const char *dir, bool with_json, char *err,
+		     size_t errlen)
+{
+	char path[4096];
+	err[0] = 0;
+	if (fs_mkdir_p(dir, err, errlen))
+		return -1;
+	if (with_json) {
+		if (fs_join(path, sizeof(path), dir, "report.json") ||
+		    json_write_file(path, report, 1, err, errlen))
+			return -1;
+	}
+	struct report_figs figs;
+	memset(&figs, 0, sizeof(figs));
+	report_figures(report, dir, &figs);
+	static const char *const files[] = { "report.md", "report.html", "runs.csv" };
+	for (int k = 0; k < 3; k++) {
+		struct render_args a = { report, &figs, dir, k };
+		if (fs_join(path, sizeof(path), dir, files[k]) ||
+		    fs_write_atomic(path, render_cb, &a, err, errlen))
+			return -1;
+	}
+	struct json *trace = report_trace(report);
+	int rc = fs_join(path, sizeof(path), dir, "trace.json") ||
+		 json_write_file(path, trace, 0, err, errlen);
+	json_free(trace);
+	return rc ? -1 : 0;
+}

@@ -1,0 +1,72 @@
+/* report.h — taskhop reports: the run and compare JSON (the source of truth), their
+ * aggregation over repeats, and every rendering made from the JSON alone. */
+#ifndef TASKHOP_REPORT_H
+#define TASKHOP_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "report/json.h"
+
+/* Field names every run / task / worker object carries (null when not measured). */
+extern const char *const report_run_fields[];
+extern const char *const report_task_fields[];
+extern const char *const report_worker_fields[];
+/* Figures per policy in report["policies"][NAME], each {median,min,max,ci95,...}. */
+extern const char *const report_policy_fields[];
+
+/* ---- building ------------------------------------------------------------ */
+
+/* {"machine":{cpus,kernel,cpu_model}} of this machine. */
+struct json *report_machine(void);
+/* The command line as one shell-quoted string. */
+struct json *report_command(int argc, char **argv);
+/* An empty compare report: taskhop_report, command, machine, workload, options, runs[]. */
+struct json *report_new(const char *workload, const struct json *options, int argc, char **argv);
+/* Fills mean_completion_s, makespan_s and ideal_mean_completion_s of a run from its tasks
+ * (completion_s, work_s) and workers. */
+void report_run_derive(struct json *run);
+/* Recomputes report["policies"] from report["runs"] (policies in order of first run). */
+int report_aggregate(struct json *report);
+/* A report of one run (what `taskhop report run.json` renders). Takes ownership of run. */
+struct json *report_from_run(struct json *run);
+
+/* Checks the fields above are present in every run, task and worker.
+ * 0, or -1 with "run 3 task 5: no 'completion_s'" in err. */
+int report_validate(const struct json *report, char *err, size_t errlen);
+
+/* ---- rendering (all from the JSON) ---------------------------------------- */
+
+/* `taskhop run`: the per-task table and the run summary. */
+void report_run_text(const struct json *run, FILE *f);
+/* The policy summary table of a compare report. */
+void report_text(const struct json *report, FILE *f);
+/* Markdown / HTML / CSV into a stream. figs: names of SVGs already drawn in the same
+ * directory (HTML inlines them, Markdown links them). */
+struct report_figs {
+	char names[16][64];
+	char titles[16][128];
+	int n;
+};
+void report_markdown(const struct json *report, const struct report_figs *figs, FILE *f);
+int report_html(const struct json *report, const struct report_figs *figs, const char *dir, FILE *f);
+void report_csv(const struct json *report, FILE *f);
+
+/* Draws every figure of the report into dir (gnuplot SVGs) and lists them in figs.
+ * A figure that cannot be drawn is reported on stderr and skipped. Returns figures drawn. */
+int report_figures(const struct json *report, const char *dir, struct report_figs *figs);
+/* The colour of the i-th policy in every figure ("#rrggbb"). */
+const char *report_policy_colour(int i);
+/* The Chrome trace-event JSON (Perfetto) of the report's runs: the first run of each
+ * policy, one process per run with tracks per CPU, per worker and per task. */
+struct json *report_trace(const struct json *report);
+
+/* Writes report.md, report.html, runs.csv, the figures and trace.json into dir (and
+ * report.json too when with_json), each atomically. 0, or -1 with err set. */
+int report_write_all(const struct json *report, const char *dir, bool with_json, char *err,
+		     size_t errlen);
+
+/* Policy name used for the serial baseline runs of a workload with baseline_option. */
+#define REPORT_SERIAL "serial"
+
+#endif

@@ -1,0 +1,173 @@
+/* trace.c — trace.json in Chrome trace-event format (opens in Perfetto / chrome://tracing):
+ * per run, one track per CPU (kernel data), per worker and per task, with migration markers. */
+#include "report/report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Track ids inside a run's process: CPUs, then workers, then tasks, so Perfetto lists them
+ * top-down in that order (it sorts threads by tid when no sort index is given). */
+#define TID_CPU 1000
+#define TID_WORKER 2000
+#define TID_TASK 3000
+
+static struct json *meta(const char *what, int pid, int tid, const char *name)
+{
+	struct json *e = json_obj(), *args = json_obj();
+	json_set_str(e, "name", what);
+	json_set_str(e, "ph", "M");
+	json_set_num(e, "pid", pid);
+	if (tid >= 0)
+		json_set_num(e, "tid", tid);
+	json_set_str(args, "name", name);
+	json_set(e, "args", args);
+	return e;
+}
+
+static struct json *slice(const char *name, int pid, int tid, double ts_us, double dur_us)
+{
+	struct json *e = json_obj();
+	json_set_str(e, "name", name);
+	json_set_str(e, "ph", "X");
+	json_set_num(e, "pid", pid);
+	json_set_num(e, "tid", tid);
+	json_set_num(e, "ts", ts_us);
+	json_set_num(e, "dur", dur_us > 0 ? dur_us : 0.001);
+	return e;
+}
+
+static struct json *instant(const char *name, int pid, int tid, double ts_us)
+{
+	struct json *e = json_obj();
+	json_set_str(e, "name", name);
+	json_set_str(e, "ph", "i");
+	json_set_str(e, "s", "t");
+	json_set_num(e, "pid", pid);
+	json_set_num(e, "tid", tid);
+	json_set_num(e, "ts", ts_us);
+	return e;
+}
+
+static const char *task_label(const struct json *run, double id)
+{
+	const struct json *tasks = json_get(run, "tasks");
+	for (size_t i = 0; i < json_len(tasks); i++)
+		if (json_get_num(json_at(tasks, i), "id", -1) == id)
+			return json_get_str(json_at(tasks, i), "label", "");
+	return "";
+}
+
+/* One run as one trace process. The timeline's rows are
+ * runs: [task_id, worker, cpu (-1 unknown), start_s, end_s] in start order per worker,
+ * migrations: [ts_s, worker, task_id, orig_cpu, dest_cpu] (kernel moved the worker). */
+static void add_run(struct json *ev, const struct json *run, int pid)
+{
+	char name[160];
+	snprintf(name, sizeof(name), "%s: %s, seed %.0f", json_get_str(run, "workload", "?"),
+		 json_get_str(run, "policy", "?"), json_get_num(run, "seed", 0));
+	json_push(ev, meta("process_name", pid, -1, name));
+	const struct json *tl = json_get(run, "timeline");
+	const struct json *rows = json_get(tl, "runs");
+	int maxcpu = -1, maxw = -1;
+	for (size_t i = 0; i < json_len(rows); i++) {
+		const struct json *r = json_at(rows, i);
+		int w = (int)json_at(r, 1)->num, c = (int)json_at(r, 2)->num;
+		maxw = w > maxw ? w : maxw;
+		maxcpu = c > maxcpu ? c : maxcpu;
+	}
+	for (int c = 0; c <= maxcpu; c++) {
+		snprintf(name, sizeof(name), "CPU %d", c);
+		json_push(ev, meta("thread_name", pid, TID_CPU + c, name));
+	}
+	for (int w = 0; w <= maxw; w++) {
+		snprintf(name, sizeof(name), "worker %d", w);
+		json_push(ev, meta("thread_name", pid, TID_WORKER + w, name));
+	}
+	const struct json *tasks = json_get(run, "tasks");
+	for (size_t i = 0; i < json_len(tasks); i++) {
+		const struct json *t = json_at(tasks, i);
+		double id = json_get_num(t, "id", 0);
+		snprintf(name, sizeof(name), "task %.0f %s", id, json_get_str(t, "label", ""));
+		json_push(ev, meta("thread_name", pid, TID_TASK + (int)id, name));
+	}
+	/* Per task: previous run's worker and CPU, to mark hops and migrations. */
+	for (size_t i = 0; i < json_len(rows); i++) {
+		const struct json *r = json_at(rows, i);
+		double id = json_at(r, 0)->num;
+		int w = (int)json_at(r, 1)->num, c = (int)json_at(r, 2)->num;
+		double ts = json_at(r, 3)->num * 1e6, dur = (json_at(r, 4)->num - json_at(r, 3)->num) * 1e6;
+		snprintf(name, sizeof(name), "task %.0f %s", id, task_label(run, id));
+		json_push(ev, slice(name, pid, TID_WORKER + w, ts, dur));
+		if (c >= 0)
+			json_push(ev, slice(name, pid, TID_CPU + c, ts, dur));
+		if (c >= 0)
+			snprintf(name, sizeof(name), "worker %d, CPU %d", w, c);
+		else
+			snprintf(name, sizeof(name), "worker %d", w);
+		json_push(ev, slice(name, pid, TID_TASK + (int)id, ts, dur));
+		for (size_t j = i; j-- > 0;) {
+			const struct json *p = json_at(rows, j);
+			if (json_at(p, 0)->num != id)
+				continue;
+			int pw = (int)json_at(p, 1)->num, pc = (int)json_at(p, 2)->num;
+			if (pw != w) {
+				snprintf(name, sizeof(name), "hop: worker %d -> %d", pw, w);
+				json_push(ev, instant(name, pid, TID_TASK + (int)id, ts));
+			}
+			if (pc >= 0 && c >= 0 && pc != c) {
+				snprintf(name, sizeof(name), "CPU migration %d -> %d", pc, c);
+				json_push(ev, instant(name, pid, TID_TASK + (int)id, ts));
+			}
+			break;
+		}
+	}
+	const struct json *migs = json_get(tl, "migrations");
+	for (size_t i = 0; i < json_len(migs); i++) {
+		const struct json *m = json_at(migs, i);
+		int w = (int)json_at(m, 1)->num;
+		snprintf(name, sizeof(name), "kernel moved worker %d: CPU %.0f -> %.0f (task %.0f)", w,
+			 json_at(m, 3)->num, json_at(m, 4)->num, json_at(m, 2)->num);
+		json_push(ev, instant(name, pid, w >= 0 ? TID_WORKER + w : TID_TASK + (int)json_at(m, 2)->num,
+				      json_at(m, 0)->num * 1e6));
+	}
+}
+
+static bool timeline_ok(const struct json *run)
+{
+	const struct json *rows = json_get(json_get(run, "timeline"), "runs");
+	for (size_t i = 0; i < json_len(rows); i++) {
+		const struct json *r = json_at(rows, i);
+		if (json_len(r) < 5)
+			return false;
+		for (size_t k = 0; k < 5; k++)
+			if (!json_is_num(json_at(r, k)))
+				return false;
+	}
+	const struct json *migs = json_get(json_get(run, "timeline"), "migrations");
+	for (size_t i = 0; i < json_len(migs); i++)
+		for (size_t k = 0; k < 5; k++)
+			if (!json_is_num(json_at(json_at(migs, i), k)))
+				return false;
+	return true;
+}
+
+struct json *report_trace(const struct json *report)
+{
+	struct json *root = json_obj(), *ev = json_arr();
+	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
+	int pid = 1;
+	for (size_t p = 0; p < json_len(pols); p++) {
+		for (size_t r = 0; r < json_len(runs); r++) {
+			const struct json *run = json_at(runs, r);
+			if (strcmp(json_get_str(run, "policy", ""), pols->keys[p]) != 0)
+				continue;
+			if (timeline_ok(run))
+				add_run(ev, run, pid++);
+			break;
+		}
+	}
+	json_set(root, "traceEvents", ev);
+	json_set_str(root, "displayTimeUnit", "ms");
+	return root;
+}
