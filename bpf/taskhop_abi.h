@@ -19,4 +19,70 @@ struct th_slot {
 
 #define TH_MAX_SLOTS 1024
 
+/* The recorder's slot map holds one cache line per worker, so that two workers
+ * storing at every switch never write the same line: stride TH_SLOT_STRIDE. */
+#define TH_SLOT_STRIDE 64
+struct th_slot_line {
+	struct th_slot s;
+	__u64 pad[(TH_SLOT_STRIDE - sizeof(struct th_slot)) / 8];
+};
+
+/* Processes one recording follows (const volatile filter, set before load). */
+#define TH_MAX_TARGETS 8
+
+/* Records of the BPF ring buffer. All ids are as the recorder's PID namespace sees
+ * them (host ids are only used inside the filters). Times: bpf_ktime_get_ns(). */
+enum th_ev_kind {
+	TH_EV_ONCPU = 1,   /* a followed thread left `cpu`: it ran from start to ts */
+	TH_EV_MIGRATE = 2, /* the kernel moved a followed thread: a = from cpu, b = to cpu */
+	TH_EV_USDT = 3,    /* a taskhop USDT probe fired on `cpu` at ts: probe, a, b, c */
+};
+
+/* enum th_ev_kind TH_EV_USDT: which probe (arguments in a, b, c as in probes.h) */
+enum th_usdt_probe {
+	TH_P_TASK_SPAWN = 1, TH_P_TASK_RUN, TH_P_TASK_YIELD, TH_P_TASK_BLOCK, TH_P_TASK_WAKE,
+	TH_P_TASK_DONE, TH_P_TASK_STEAL, TH_P_WORKER_START, TH_P_WORKER_PARK, TH_P_WORKER_UNPARK,
+	TH_P_COUNT
+};
+
+#define TH_EVF_PREEMPTED 1u     /* ONCPU: left the CPU still runnable (involuntary) */
+#define TH_EVF_START_UNKNOWN 2u /* ONCPU: was already on the CPU when recording began */
+
+struct th_event {
+	__u32 kind;     /* enum th_ev_kind */
+	__u32 probe;    /* enum th_usdt_probe for TH_EV_USDT */
+	__u32 tgid;
+	__u32 tid;
+	__u32 cpu;
+	__u32 flags;    /* TH_EVF_* */
+	__s32 slot;     /* worker slot of the thread, -1 if not a published worker */
+	__u32 pad;
+	__u64 ts;
+	__u64 start;    /* ONCPU: interval start */
+	__u64 wait_ns;  /* ONCPU: run-queue wait (wakeup/preemption -> on CPU) before it */
+	__u64 task_id;  /* task current on the thread (slot or USDT), 0 none/unknown */
+	__u64 seq;      /* the slot's switch sequence then */
+	__s64 a, b, c;
+};
+
+/* Kernel-side state of one followed thread (map `threads`, key: host tid). User space
+ * reads it at stop to close the intervals still open. */
+struct th_thread {
+	__u64 on_ts;    /* on a CPU since, 0 = off CPU or unknown */
+	__u64 ready_ts; /* runnable (woken or preempted) since, 0 = not waiting */
+	__u64 wait_ns;  /* run-queue wait before the current interval */
+	__u32 tgid, tid; /* namespace ids */
+	__s32 slot;
+	__u32 cpu;
+};
+
+/* Output of the pid-namespace resolver (bpf/taskhop_pidns.bpf.c, iter/task): one per
+ * process visible in the caller's PID namespace. */
+struct th_pidmap {
+	__u32 host_tgid;
+	__u32 ns_tgid;
+	__u32 level;    /* the caller's namespace level */
+	__u32 pad;
+};
+
 #endif

@@ -139,6 +139,7 @@ struct th_rec_run {
 	int cpu;                     /* from the join with kernel intervals; -1 unknown */
 	int usdt_cpu;                /* bpf_get_smp_processor_id() in task_run; -1 without USDT */
 	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
+	uint64_t usdt_ts_ns;         /* when task_run fired (bpf_ktime_get_ns), 0 without USDT */
 	uint32_t why;                /* enum th_why (run log) or 0 */
 };
 
@@ -160,6 +161,10 @@ int th_record_worker(struct th_record *r, int pid, int worker, struct th_rec_wor
 const struct th_rec_worker *th_record_workers(struct th_record *r, size_t *n);
 const struct th_rec_run *th_record_runs(struct th_record *r, size_t *n);
 const struct th_rec_migration *th_record_migrations(struct th_record *r, size_t *n);
+
+/* The CPU thread `tid` of process `pid` (0 = first target) was on at time ts
+ * (CLOCK_MONOTONIC), from the kernel intervals; -1 if it was not on a CPU. */
+int th_record_cpu_at(struct th_record *r, int pid, int tid, uint64_t ts);
 
 /* Ring-buffer records the BPF side could not reserve (must be 0 for exact figures),
  * plus runs the self target's run log dropped (capacity too small). */

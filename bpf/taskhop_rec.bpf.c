@@ -1,0 +1,375 @@
+/* taskhop_rec.bpf.c — kernel side of the recorder: on-CPU intervals, run-queue waits,
+ * preemptions and migrations of the followed processes' threads, plus the USDT handlers. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+#include "taskhop_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Filters, set by the loader before load: host tgids of the followed processes and the
+ * level of the recorder's PID namespace (0 = the initial one, no translation needed). */
+const volatile __u32 targ_tgid[TH_MAX_TARGETS] = {};
+const volatile __u32 n_targ = 0;
+const volatile __u32 pidns_level = 0;
+
+/* Every failed ring-buffer reserve; user space puts it in every report. */
+__u64 lost_events = 0;
+
+/* Worker i of the self target stores {task id, seq} at each switch into line i. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TH_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, struct th_slot_line);
+} slots SEC(".maps");
+
+/* namespace tid -> slot index, filled by user space for the self target's workers */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TH_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, __s32);
+} tid_slot SEC(".maps");
+
+/* host tid -> state of a followed thread */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct th_thread);
+} threads SEC(".maps");
+
+/* host tid -> task the thread runs, as the USDT probes said (external targets) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} usdt_cur SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by the loader */
+} events SEC(".maps");
+
+/* task_struct.state was renamed __state in 5.14 */
+struct task_struct___o {
+	volatile long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	struct task_struct___o *o = (void *)t;
+
+	if (bpf_core_field_exists(o->state))
+		return BPF_CORE_READ(o, state);
+	return BPF_CORE_READ(t, __state);
+}
+
+/* 1 when p belongs to a followed process: a few compares, the common case is "no". */
+static __always_inline int followed(struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	for (__u32 i = 0; i < TH_MAX_TARGETS; i++) {
+		if (i >= n_targ)
+			break;
+		if (targ_tgid[i] == tgid)
+			return 1;
+	}
+	return 0;
+}
+
+/* p's pid (or its process's tgid) as the recorder's PID namespace numbers it. */
+static __always_inline __u32 ns_id(struct task_struct *p, int want_tgid)
+{
+	struct task_struct *q = p;
+	struct upid up = {};
+	struct pid *pp;
+
+	if (want_tgid)
+		q = BPF_CORE_READ(p, group_leader);
+	if (pidns_level == 0)
+		return BPF_CORE_READ(q, pid);
+	pp = BPF_CORE_READ(q, thread_pid);
+	if (!pp)
+		return 0;
+	bpf_probe_read_kernel(&up, sizeof(up), &pp->numbers[pidns_level & 31]);
+	return up.nr;
+}
+
+static __always_inline struct th_thread *thread_of(struct task_struct *p)
+{
+	__u32 key = BPF_CORE_READ(p, pid);
+	struct th_thread *t = bpf_map_lookup_elem(&threads, &key);
+	struct th_thread init = {};
+
+	if (t)
+		return t;
+	init.tgid = ns_id(p, 1);
+	init.tid = ns_id(p, 0);
+	init.slot = -1;
+	init.cpu = (__u32)-1;
+	bpf_map_update_elem(&threads, &key, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&threads, &key);
+}
+
+/* The task the thread is running now: its published slot if it is a worker of the self
+ * target, else what the USDT probes last said. */
+static __always_inline void current_task(struct th_thread *t, __u32 host_tid, __u64 *task,
+					 __u64 *seq)
+{
+	*task = 0;
+	*seq = 0;
+	if (t->slot < 0) {
+		__s32 *s = bpf_map_lookup_elem(&tid_slot, &t->tid);
+
+		if (s)
+			t->slot = *s;
+	}
+	if (t->slot >= 0) {
+		__u32 k = t->slot;
+		struct th_slot_line *l = bpf_map_lookup_elem(&slots, &k);
+
+		if (l) {
+			*task = l->s.task_id;
+			*seq = l->s.seq;
+		}
+		return;
+	}
+	__u64 *cur = bpf_map_lookup_elem(&usdt_cur, &host_tid);
+	if (cur)
+		*task = *cur;
+}
+
+static __always_inline struct th_event *reserve(void)
+{
+	struct th_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e)
+		__sync_fetch_and_add(&lost_events, 1);
+	return e;
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct th_thread *t;
+
+	(void)preempt;
+	if (followed(prev) && (t = thread_of(prev))) {
+		/* involuntary: prev is still runnable, so it goes back to a run queue */
+		int preempted = task_state(prev) == 0;
+		struct th_event *e = reserve();
+
+		if (e) {
+			__builtin_memset(e, 0, sizeof(*e));
+			e->kind = TH_EV_ONCPU;
+			e->tgid = t->tgid;
+			e->tid = t->tid;
+			e->cpu = cpu;
+			e->ts = now;
+			e->start = t->on_ts;
+			e->wait_ns = t->wait_ns;
+			e->flags = (preempted ? TH_EVF_PREEMPTED : 0) |
+				   (t->on_ts ? 0 : TH_EVF_START_UNKNOWN);
+			current_task(t, BPF_CORE_READ(prev, pid), &e->task_id, &e->seq);
+			e->slot = t->slot;
+			bpf_ringbuf_submit(e, 0);
+		}
+		t->on_ts = 0;
+		t->wait_ns = 0;
+		t->ready_ts = preempted ? now : 0;
+	}
+	if (followed(next) && (t = thread_of(next))) {
+		t->wait_ns = t->ready_ts ? now - t->ready_ts : 0;
+		t->ready_ts = 0;
+		t->on_ts = now;
+		t->cpu = cpu;
+	}
+	return 0;
+}
+
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	struct th_thread *t;
+
+	if (!followed(p) || !(t = thread_of(p)))
+		return 0;
+	if (!t->ready_ts)
+		t->ready_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
+{
+	struct th_thread *t;
+	struct th_event *e;
+
+	if (!followed(p) || !(t = thread_of(p)))
+		return 0;
+	e = reserve();
+	if (!e)
+		return 0;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->kind = TH_EV_MIGRATE;
+	e->tgid = t->tgid;
+	e->tid = t->tid;
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts = bpf_ktime_get_ns();
+	/* the source CPU is the task's, not the one this program runs on */
+	e->a = BPF_CORE_READ(p, thread_info.cpu);
+	e->b = dest_cpu;
+	current_task(t, BPF_CORE_READ(p, pid), &e->task_id, &e->seq);
+	e->slot = t->slot;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(preempt, prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(preempt, prev, next);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(tp_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(raw_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(tp_wakeup_new, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(raw_wakeup_new, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(tp_migrate, struct task_struct *p, int dest_cpu)
+{
+	return on_migrate(p, dest_cpu);
+}
+
+SEC("raw_tp/sched_migrate_task")
+int BPF_PROG(raw_migrate, struct task_struct *p, int dest_cpu)
+{
+	return on_migrate(p, dest_cpu);
+}
+
+/* ---- USDT: the runtime's own events, with the CPU they really happened on ---- */
+
+static __always_inline int usdt_event(__u32 probe, long a, long b, long c)
+{
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	__u32 host_tid = (__u32)bpf_get_current_pid_tgid();
+	struct th_event *e;
+
+	if (probe == TH_P_TASK_RUN) {
+		__u64 id = a;
+
+		bpf_map_update_elem(&usdt_cur, &host_tid, &id, BPF_ANY);
+	} else if (probe == TH_P_TASK_YIELD || probe == TH_P_TASK_BLOCK ||
+		   probe == TH_P_TASK_DONE) {
+		bpf_map_delete_elem(&usdt_cur, &host_tid);
+	}
+	e = reserve();
+	if (!e)
+		return 0;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->kind = TH_EV_USDT;
+	e->probe = probe;
+	e->tgid = ns_id(cur, 1);
+	e->tid = ns_id(cur, 0);
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts = bpf_ktime_get_ns();
+	e->slot = -1;
+	e->a = a;
+	e->b = b;
+	e->c = c;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(u_task_spawn, long id, long w, long home)
+{
+	return usdt_event(TH_P_TASK_SPAWN, id, w, home);
+}
+
+SEC("usdt")
+int BPF_USDT(u_task_run, long id, long w, long prev)
+{
+	return usdt_event(TH_P_TASK_RUN, id, w, prev);
+}
+
+SEC("usdt")
+int BPF_USDT(u_task_yield, long id, long w)
+{
+	return usdt_event(TH_P_TASK_YIELD, id, w, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(u_task_block, long id, long w)
+{
+	return usdt_event(TH_P_TASK_BLOCK, id, w, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(u_task_wake, long id, long w)
+{
+	return usdt_event(TH_P_TASK_WAKE, id, w, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(u_task_done, long id, long w)
+{
+	return usdt_event(TH_P_TASK_DONE, id, w, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(u_task_steal, long id, long thief, long victim)
+{
+	return usdt_event(TH_P_TASK_STEAL, id, thief, victim);
+}
+
+SEC("usdt")
+int BPF_USDT(u_worker_start, long w, long tid)
+{
+	return usdt_event(TH_P_WORKER_START, w, tid, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(u_worker_park, long w)
+{
+	return usdt_event(TH_P_WORKER_PARK, w, 0, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(u_worker_unpark, long w)
+{
+	return usdt_event(TH_P_WORKER_UNPARK, w, 0, 0);
+}

@@ -1,0 +1,96 @@
+/* record_int.h — the recorder's private state, shared by its files (loader, join, JSON).
+ * Not installed; users see only record.h. */
+#ifndef TASKHOP_RECORD_INT_H
+#define TASKHOP_RECORD_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+#include "taskhop_abi.h"
+
+/* A growable array: PUSH(v) returns a pointer to a zeroed new element or NULL. */
+struct vec {
+	void *p;
+	size_t n, cap, size;
+};
+void *vec_push(struct vec *v);
+void vec_free(struct vec *v);
+#define VEC(T) { NULL, 0, 0, sizeof(T) }
+#define VAT(v, T, i) (&((T *)(v).p)[i])
+
+struct rec_target {
+	pid_t pid;            /* as this process sees it */
+	uint32_t host_tgid;   /* as the scheduler tracepoints see it */
+	int self;
+	int command;
+	int hold_fd;          /* command: write end of the pipe it waits on before exec */
+	char exe[4096];       /* the binary carrying the USDT notes */
+	int exited;
+	int status;
+};
+
+/* One on-CPU interval of a followed thread, from TH_EV_ONCPU (or closed at stop). */
+struct rec_ival {
+	int pid, tid, cpu;
+	uint32_t flags;
+	uint64_t start, end, wait_ns;
+	uint64_t task_id, seq; /* slot / USDT view at switch-out */
+};
+
+/* A run being assembled from USDT task_run ... task_yield|block|done. */
+struct rec_usdt_run {
+	int pid, tid, worker, cpu;
+	uint64_t task_id, start, end;
+	int open;
+};
+
+struct th_record {
+	struct th_record_opts o;
+	struct rec_target tg[TH_REC_MAX_TARGETS];
+	int ntg;
+	int use_usdt;
+
+	struct taskhop_rec_bpf *skel;
+	struct bpf_link **links;
+	int nlinks;
+	struct ring_buffer *rb;
+	void *slot_mem;
+	size_t slot_len;
+	int raw_tp;           /* tp_btf not available: the raw_tp twins are loaded */
+
+	pthread_t poller;
+	int poller_on;
+	volatile int poller_stop;
+	pthread_mutex_t lock; /* one consumer of the ring buffer at a time */
+
+	int started, stopped, analysed;
+	uint64_t t_start, t_stop;
+	uint64_t dropped_runs;
+	uint64_t nevents;
+	int *self_tids;        /* worker i of the self target: its tid (taken at start) */
+	int nself;
+	size_t nbase_runs;     /* runs from run logs / USDT, before kthread bindings */
+	int runs_built;
+
+	struct vec ivals;      /* struct rec_ival */
+	struct vec migs;       /* struct th_rec_migration */
+	struct vec uruns;      /* struct rec_usdt_run */
+	struct vec wstart;     /* struct th_rec_worker: (pid, worker, tid) from worker_start */
+	struct vec binds;      /* struct th_rec_run: kthread task thread bindings */
+
+	/* results */
+	struct vec runs;       /* struct th_rec_run */
+	struct vec tasks;      /* struct th_rec_task */
+	struct vec workers;    /* struct th_rec_worker */
+};
+
+void rec_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int rec_handle_event(void *ctx, void *data, size_t len);
+int rec_analyse(struct th_record *r);
+void rec_free_results(struct th_record *r);
+/* 1 if the ELF file has `taskhop` USDT notes, 0 if not, -1 unreadable. */
+int rec_has_taskhop_usdt(const char *path);
+
+#endif
