@@ -95,14 +95,330 @@ static void darts_runs_are_all_seen_with_a_cpu(void **state)
 	th_runtime_stop();
 }
 
+/* ---- cross-path reconciliation --------------------------------------------- */
+
+/* For one policy: runs and worker hops seen by the USDT probes equal the runtime's
+ * counters, and the CPU the join gives each run is the CPU the USDT handler ran on. */
+static void reconcile_policy(const char *policy)
+{
+	start_runtime(policy, 2, false);
+	struct th_record *r = record_self(true);
+	struct rec_darts d;
+	th_task *tasks[REC_DARTS_MAX];
+	rec_darts_default(&d);
+	d.seed = 1000 + strlen(policy);
+	int n = rec_darts_run(&d, tasks);
+	assert_int_equal(n, d.nshort + 1);
+	assert_int_equal(th_record_stop(r), 0);
+
+	uint64_t total_runs = 0;
+	for (int i = 0; i < n; i++) {
+		struct th_task_stats st;
+		struct th_rec_task rt;
+		th_task_stats(tasks[i], &st);
+		if (st.kernel_tid)
+			th_record_bind_thread(r, st.id, (int)st.kernel_tid);
+		assert_int_equal(th_record_task(r, 0, st.id, &rt), 0);
+		assert_true(st.runs >= 1);
+		assert_int_equal(rt.usdt_runs, st.runs);
+		assert_int_equal(rt.usdt_worker_hops, st.worker_hops);
+		assert_int_equal(rt.runs, st.runs);
+		assert_int_equal(rt.worker_hops, st.worker_hops);
+		assert_true(rt.on_cpu_ns > 0);
+		total_runs += st.runs;
+		th_task_free(tasks[i]);
+	}
+	size_t nr;
+	const struct th_rec_run *runs = th_record_runs(r, &nr);
+	size_t checked = 0, moved = 0;
+	for (size_t i = 0; i < nr; i++) {
+		assert_true(runs[i].usdt_ts_ns != 0);
+		/* the kernel's intervals put the thread on the handler's CPU when it fired */
+		int at_probe = th_record_cpu_at(r, 0, runs[i].tid, runs[i].usdt_ts_ns);
+		assert_int_equal(at_probe, runs[i].usdt_cpu);
+		/* the run log's start is a few ns later: the join must give the same CPU,
+		 * unless the kernel switched the thread out in between */
+		if (th_record_cpu_at(r, 0, runs[i].tid, runs[i].start_ns) != at_probe) {
+			moved++;
+			continue;
+		}
+		assert_int_equal(runs[i].cpu, runs[i].usdt_cpu);
+		checked++;
+	}
+	assert_int_equal(nr, total_runs);
+	assert_int_equal(th_record_lost_events(r), 0);
+	print_message("%-10s %zu runs: join CPU == USDT CPU for %zu, %zu switched out between probe and log\n",
+		      policy, nr, checked, moved);
+	th_record_close(r);
+	th_runtime_stop();
+}
+
+static void usdt_and_join_agree_on_darts_for_every_policy(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	for (const char *const *p = th_policy_names(); *p; p++)
+		reconcile_policy(*p);
+}
+
+/* ---- pinning and migrations ------------------------------------------------- */
+
+static int nth_allowed_cpu(int n)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	sched_getaffinity(0, sizeof(set), &set);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set) && n-- == 0)
+			return c;
+	return -1;
+}
+
+static void pinned_sticky_run_has_no_cpu_migrations(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	start_runtime("sticky", 2, true);
+	struct th_record *r = record_self(false);
+	struct rec_darts d;
+	th_task *tasks[REC_DARTS_MAX];
+	rec_darts_default(&d);
+	int n = rec_darts_run(&d, tasks);
+	assert_int_equal(th_record_stop(r), 0);
+	for (int i = 0; i < n; i++) {
+		struct th_task_stats st;
+		struct th_rec_task rt;
+		th_task_stats(tasks[i], &st);
+		assert_int_equal(th_record_task(r, 0, st.id, &rt), 0);
+		assert_int_equal(rt.cpu_migrations, 0);
+		assert_int_equal(rt.cpu_migrations_kernel, 0);
+		assert_int_equal(rt.ncpus_visited, 1);
+		assert_int_equal(rt.first_cpu, nth_allowed_cpu(st.first_worker));
+		th_task_free(tasks[i]);
+	}
+	for (int w = 0; w < 2; w++) {
+		struct th_rec_worker rw;
+		assert_int_equal(th_record_worker(r, 0, w, &rw), 0);
+		assert_int_equal(rw.cpu_migrations, 0);
+		assert_true(rw.switches >= 1);
+	}
+	size_t nr;
+	const struct th_rec_run *runs = th_record_runs(r, &nr);
+	for (size_t i = 0; i < nr; i++)
+		assert_int_equal(runs[i].cpu, nth_allowed_cpu(runs[i].worker));
+	th_record_close(r);
+	th_runtime_stop();
+}
+
+struct mover {
+	int from, to;
+	uint64_t id;
+};
+
+/* Runs on a worker: moves its own worker thread to another CPU, as an admin's taskset
+ * or the kernel's balancer would, while this task is the one running. */
+static void *move_my_worker(void *p)
+{
+	struct mover *m = p;
+	cpu_set_t set, all;
+	m->id = th_task_id(th_self_task());
+	sched_getaffinity(0, sizeof(all), &all);
+	m->from = sched_getcpu();
+	m->to = -1;
+	for (int c = 0; c < CPU_SETSIZE && m->to < 0; c++)
+		if (CPU_ISSET(c, &all) && c != m->from)
+			m->to = c;
+	CPU_ZERO(&set);
+	CPU_SET(m->to, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (sched_getcpu() != m->to)
+		; /* the move is done before sched_setaffinity returns; this only makes sure */
+	for (volatile int i = 0; i < 1000000; i++)
+		;
+	sched_setaffinity(0, sizeof(all), &all);
+	return NULL;
+}
+
+static void forced_worker_migration_is_charged_to_the_running_task(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	if (nth_allowed_cpu(1) < 0) {
+		print_message("skipped: needs 2 CPUs\n");
+		skip();
+	}
+	start_runtime("sticky", 2, false);
+	struct th_record *r = record_self(false);
+	struct mover m = { 0 };
+	th_task *t = th_spawn_on(1, move_my_worker, &m);
+	th_wait(t);
+	th_task_free(t);
+	assert_int_equal(th_record_stop(r), 0);
+
+	struct th_rec_task rt;
+	assert_int_equal(th_record_task(r, 0, m.id, &rt), 0);
+	assert_true(rt.cpu_migrations_kernel >= 1);
+	assert_true(rt.cpu_migrations >= rt.cpu_migrations_kernel);
+	assert_true(rt.cpu_mask[m.from / 64] & (1ull << (m.from % 64)));
+	assert_true(rt.cpu_mask[m.to / 64] & (1ull << (m.to % 64)));
+	size_t nm, found = 0;
+	const struct th_rec_migration *mig = th_record_migrations(r, &nm);
+	for (size_t i = 0; i < nm; i++)
+		if (mig[i].worker == 1 && mig[i].orig_cpu == m.from && mig[i].dest_cpu == m.to) {
+			assert_int_equal(mig[i].task_id, m.id);
+			found++;
+		}
+	assert_true(found >= 1);
+	struct th_rec_worker rw;
+	assert_int_equal(th_record_worker(r, 0, 1, &rw), 0);
+	assert_true(rw.cpu_migrations >= 1);
+	th_record_close(r);
+	th_runtime_stop();
+}
+
+/* ---- the raw_tp twins ------------------------------------------------------- */
+
+static void raw_tp_twins_give_the_same_join(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	setenv("TASKHOP_REC_FORCE_RAW_TP", "1", 1);
+	start_runtime("shared", 2, false);
+	struct th_record *r = record_self(true);
+	unsetenv("TASKHOP_REC_FORCE_RAW_TP");
+	struct rec_darts d;
+	th_task *tasks[REC_DARTS_MAX];
+	rec_darts_default(&d);
+	int n = rec_darts_run(&d, tasks);
+	assert_int_equal(th_record_stop(r), 0);
+	for (int i = 0; i < n; i++) {
+		struct th_task_stats st;
+		struct th_rec_task rt;
+		th_task_stats(tasks[i], &st);
+		assert_int_equal(th_record_task(r, 0, st.id, &rt), 0);
+		assert_int_equal(rt.usdt_runs, st.runs);
+		assert_true(rt.on_cpu_ns > 0);
+		th_task_free(tasks[i]);
+	}
+	size_t nr;
+	const struct th_rec_run *runs = th_record_runs(r, &nr);
+	for (size_t i = 0; i < nr; i++)
+		assert_int_equal(th_record_cpu_at(r, 0, runs[i].tid, runs[i].usdt_ts_ns), runs[i].usdt_cpu);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(th_record_write_json(r, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"tracepoints\": \"raw_tp\""));
+	free(buf);
+	th_record_close(r);
+	th_runtime_stop();
+}
+
+/* ---- other processes: record -- CMD, several at once ------------------------- */
+
+/* `test_record --rec-workload [hold]`: the small program the CLI tests record. */
+static int child_workload(int argc, char **argv)
+{
+	struct th_config cfg;
+	th_config_default(&cfg);
+	cfg.workers = 2;
+	if (th_runtime_start(&cfg) != 0)
+		return 3;
+	struct rec_darts d;
+	th_task *tasks[REC_DARTS_MAX];
+	rec_darts_default(&d);
+	if (argc > 2) { /* "hold FILE": say we run, then keep running until killed */
+		FILE *f = fopen(argv[2], "w");
+		if (f)
+			fclose(f);
+		for (;;) {
+			int n = rec_darts_run(&d, tasks);
+			for (int i = 0; i < n; i++)
+				th_task_free(tasks[i]);
+		}
+	}
+	int n = rec_darts_run(&d, tasks);
+	for (int i = 0; i < n; i++)
+		th_task_free(tasks[i]);
+	th_runtime_stop();
+	return n == d.nshort + 1 ? 0 : 4;
+}
+
+static void check_child_tasks(struct th_record *r, pid_t pid)
+{
+	size_t nt, mine = 0;
+	const struct th_rec_task *t = th_record_tasks(r, &nt);
+	struct rec_darts d;
+	rec_darts_default(&d);
+	for (size_t i = 0; i < nt; i++) {
+		if (t[i].pid != pid)
+			continue;
+		mine++;
+		assert_int_equal(t[i].runs, (uint64_t)d.yields + 1);
+		assert_int_equal(t[i].usdt_runs, t[i].runs);
+		assert_true(t[i].on_cpu_ns > 0);
+		assert_true(t[i].ncpus_visited >= 1);
+	}
+	assert_int_equal(mine, (size_t)d.nshort + 1);
+}
+
+static void record_command_sees_its_tasks(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	char *argv[] = { self_exe, "--rec-workload", NULL };
+	struct th_record *r = th_record_open(NULL);
+	pid_t child;
+	assert_int_equal(th_record_attach_command(r, argv, &child), 0);
+	if (th_record_start(r) != 0)
+		fail_msg("%s", th_record_error());
+	int st = th_record_wait_child(r, NULL);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(th_record_stop(r), 0);
+	check_child_tasks(r, child);
+	size_t nw;
+	const struct th_rec_worker *w = th_record_workers(r, &nw);
+	assert_int_equal(nw, 2);
+	for (size_t i = 0; i < nw; i++)
+		assert_int_equal(w[i].worker, (int)i); /* learned from worker_start */
+	assert_int_equal(th_record_lost_events(r), 0);
+	th_record_close(r);
+}
+
+static void one_recording_follows_several_processes(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	char *argv[] = { self_exe, "--rec-workload", NULL };
+	struct th_record *r = th_record_open(NULL);
+	pid_t a, b;
+	assert_int_equal(th_record_attach_command(r, argv, &a), 0);
+	assert_int_equal(th_record_attach_command(r, argv, &b), 0);
+	if (th_record_start(r) != 0)
+		fail_msg("%s", th_record_error());
+	assert_true(th_record_wait_child(r, NULL) >= 0);
+	assert_true(th_record_wait_child(r, NULL) >= 0);
+	assert_int_equal(th_record_stop(r), 0);
+	check_child_tasks(r, a);
+	check_child_tasks(r, b);
+	th_record_close(r);
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	self_exe[n > 0 ? n : 0] = 0;
-	(void)argc;
-	(void)argv;
+	if (argc > 1 && strcmp(argv[1], "--rec-workload") == 0)
+		return child_workload(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(darts_runs_are_all_seen_with_a_cpu),
+		cmocka_unit_test(usdt_and_join_agree_on_darts_for_every_policy),
+		cmocka_unit_test(pinned_sticky_run_has_no_cpu_migrations),
+		cmocka_unit_test(forced_worker_migration_is_charged_to_the_running_task),
+		cmocka_unit_test(raw_tp_twins_give_the_same_join),
+		cmocka_unit_test(record_command_sees_its_tasks),
+		cmocka_unit_test(one_recording_follows_several_processes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

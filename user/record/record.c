@@ -376,6 +376,9 @@ static int attach_usdt(struct th_record *r, struct rec_target *t)
 							       "taskhop", usdt_names[p], NULL);
 		if (!l) {
 			int e = errno;
+			/* a probe the linker dropped (e.g. task_steal without the steal policy) */
+			if (e == ENOENT && p != TH_P_TASK_RUN && p != TH_P_TASK_YIELD && p != TH_P_TASK_DONE)
+				continue;
 			if (e == EACCES || e == EPERM)
 				rec_set_error("attaching the runtime's USDT probes was refused (%s): it needs "
 					      "CAP_SYS_ADMIN; run as root%s", strerror(e),
