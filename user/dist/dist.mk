@@ -1,0 +1,21 @@
+# dist.mk — worker processes (user/dist): the MPI transport plugin, built with mpicc only
+# when OpenMPI is installed, so that no other binary has to link libmpi.
+#
+# libthdist.a holds the registry, framing, pool, local fork+socketpair transport and
+# the MPI *loader*; the code that calls MPI lives in $(B)/libthdist_mpi.so, which
+# the loader dlopens when a run asks for --mpi. One `taskhop` binary therefore runs
+# both `taskhop run leibniz --procs 2` and `mpirun -n 3 taskhop run leibniz --mpi`.
+
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+DIST_MPI_PLUGIN := $(if $(MPICC),$(B)/libthdist_mpi.so)
+
+all: $(DIST_MPI_PLUGIN)
+
+$(B)/libthdist_mpi.so: user/dist/mpi/th_mpi_plugin.c user/dist/dist_int.h user/dist/frame.h user/dist/dist.h
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -Iuser/dist -o $@ $<
+
+.PHONY: install-dist-mpi
+install: install-dist-mpi
+install-dist-mpi: $(DIST_MPI_PLUGIN)
+	$(if $(DIST_MPI_PLUGIN),install -d $(DESTDIR)$(PREFIX)/lib/taskhop && install -m 644 $(DIST_MPI_PLUGIN) $(DESTDIR)$(PREFIX)/lib/taskhop/,@echo "install: no mpicc, the MPI transport plugin was not built")
