@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -328,14 +330,17 @@ static int child_workload(int argc, char **argv)
 	struct rec_darts d;
 	th_task *tasks[REC_DARTS_MAX];
 	rec_darts_default(&d);
-	if (argc > 2) { /* "hold FILE": say we run, then keep running until killed */
-		FILE *f = fopen(argv[2], "w");
-		if (f)
-			fclose(f);
-		for (;;) {
+	if (argc > 3 && strcmp(argv[2], "hold") == 0) {
+		/* one round, then say so in file argv[3], then keep running until killed */
+		for (int round = 0;; round++) {
 			int n = rec_darts_run(&d, tasks);
 			for (int i = 0; i < n; i++)
 				th_task_free(tasks[i]);
+			if (round == 0) {
+				FILE *f = fopen(argv[3], "w");
+				if (f)
+					fclose(f);
+			}
 		}
 	}
 	int n = rec_darts_run(&d, tasks);
@@ -405,12 +410,325 @@ static void one_recording_follows_several_processes(void **state)
 	th_record_close(r);
 }
 
+/* ---- PID namespaces ---------------------------------------------------------- */
+
+/* `test_record --rec-ns`: records itself (pinned sticky, deterministic figures) and a
+ * command, and prints the figures that must not depend on the PID namespace. */
+static int child_ns_report(void)
+{
+	struct th_config cfg;
+	th_config_default(&cfg);
+	cfg.policy = "sticky";
+	cfg.workers = 2;
+	cfg.pin = true;
+	cfg.run_log_cap = 1 << 16;
+	if (th_runtime_start(&cfg) != 0)
+		return 3;
+	struct th_record_opts o;
+	th_record_opts_default(&o);
+	o.usdt = true;
+	struct th_record *r = th_record_open(&o);
+	if (!r || th_record_attach_self(r) != 0 || th_record_start(r) != 0) {
+		fprintf(stderr, "recorder: %s\n", th_record_error());
+		return 4;
+	}
+	struct rec_darts d;
+	th_task *tasks[REC_DARTS_MAX];
+	rec_darts_default(&d);
+	int n = rec_darts_run(&d, tasks);
+	th_record_stop(r);
+	for (int i = 0; i < n; i++) {
+		struct th_task_stats st;
+		struct th_rec_task rt = { 0 };
+		th_task_stats(tasks[i], &st);
+		th_record_task(r, 0, st.id, &rt);
+		printf("task %d runs %" PRIu64 " hops %" PRIu64 " usdt_runs %" PRIu64 " usdt_hops %" PRIu64
+		       " migr %" PRIu64 " migr_k %" PRIu64 " ncpus %d on_cpu %d\n", i, rt.runs,
+		       rt.worker_hops, rt.usdt_runs, rt.usdt_worker_hops, rt.cpu_migrations,
+		       rt.cpu_migrations_kernel, rt.ncpus_visited, rt.on_cpu_ns > 0);
+		th_task_free(tasks[i]);
+	}
+	size_t nr, cpu_known = 0;
+	const struct th_rec_run *runs = th_record_runs(r, &nr);
+	for (size_t i = 0; i < nr; i++)
+		cpu_known += runs[i].cpu >= 0 && runs[i].cpu == runs[i].usdt_cpu;
+	printf("runs %zu with_cpu %zu lost %" PRIu64 "\n", nr, cpu_known, th_record_lost_events(r));
+	fprintf(stderr, "rec-ns: pid %d\n", (int)getpid());
+	th_record_close(r);
+	th_runtime_stop();
+
+	/* and another process, through USDT only */
+	char *argv[] = { self_exe, "--rec-workload", NULL };
+	pid_t child;
+	r = th_record_open(NULL);
+	if (th_record_attach_command(r, argv, &child) != 0 || th_record_start(r) != 0) {
+		fprintf(stderr, "recorder: %s\n", th_record_error());
+		return 5;
+	}
+	th_record_wait_child(r, NULL);
+	th_record_stop(r);
+	size_t nt, seen = 0;
+	const struct th_rec_task *t = th_record_tasks(r, &nt);
+	for (size_t i = 0; i < nt; i++)
+		seen += t[i].pid == child && t[i].runs == (uint64_t)d.yields + 1 && t[i].on_cpu_ns > 0;
+	printf("command tasks %zu\n", seen);
+	th_record_close(r);
+	return 0;
+}
+
+static char *run_capture(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char *buf = calloc(1, 1 << 16);
+	size_t n = fread(buf, 1, (1 << 16) - 1, p);
+	buf[n] = 0;
+	int st = pclose(p);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("'%s' failed (status %d):\n%s", cmd, st, buf);
+	return buf;
+}
+
+static void figures_are_the_same_inside_a_pid_namespace(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	if (system("unshare --pid --fork --mount-proc true >/dev/null 2>&1") != 0) {
+		if (getenv("TASKHOP_REQUIRE_BPF"))
+			fail_msg("unshare --pid --fork --mount-proc does not work here");
+		print_message("skipped: unshare --pid --fork --mount-proc does not work here\n");
+		skip();
+	}
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "'%s' --rec-ns", self_exe);
+	char *outside = run_capture(cmd);
+	snprintf(cmd, sizeof(cmd), "unshare --pid --fork --mount-proc '%s' --rec-ns", self_exe);
+	char *inside = run_capture(cmd);
+	struct rec_darts d;
+	rec_darts_default(&d);
+	/* the figures mean something: every task seen by both paths, with CPU time */
+	char line[256];
+	snprintf(line, sizeof(line), "task 0 runs %d hops 0 usdt_runs %d usdt_hops 0 migr 0 migr_k 0 ncpus 1 on_cpu 1\n",
+		 d.yields + 1, d.yields + 1);
+	assert_non_null(strstr(outside, line));
+	snprintf(line, sizeof(line), "runs %d with_cpu %d lost 0\n", (d.nshort + 1) * (d.yields + 1),
+		 (d.nshort + 1) * (d.yields + 1));
+	assert_non_null(strstr(outside, line));
+	snprintf(line, sizeof(line), "command tasks %d\n", d.nshort + 1);
+	assert_non_null(strstr(outside, line));
+	assert_string_equal(inside, outside);
+	free(outside);
+	free(inside);
+}
+
+/* ---- errors -------------------------------------------------------------------- */
+
+/* Runs fn in a child process; returns its exit status (0 = all its checks passed). */
+static int in_child(int (*fn)(void))
+{
+	fflush(NULL);
+	pid_t p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		int rc = fn();
+		fflush(NULL);
+		_exit(rc);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+static int unprivileged_child(void)
+{
+	if (geteuid() == 0 && (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0))
+		return 10;
+	const char *why = th_record_unavailable();
+	printf("  without privileges: %s\n", why ? why : "(none)");
+	if (!why || !strstr(why, "run as root, or use --no-bpf"))
+		return 11;
+	char *argv[] = { self_exe, "--rec-workload", NULL };
+	struct th_record *r = th_record_open(NULL);
+	if (th_record_attach_command(r, argv, NULL) != 0)
+		return 12;
+	if (th_record_start(r) == 0 || !strstr(th_record_error(), "run as root, or use --no-bpf"))
+		return 13;
+	th_record_close(r); /* releases and reaps the held command */
+	return 0;
+}
+
+static void without_privileges_the_error_says_run_as_root_or_no_bpf(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(unprivileged_child), 0);
+}
+
+static int set_caps(uint64_t mask)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+	d[0].effective = d[0].permitted = (uint32_t)mask;
+	d[1].effective = d[1].permitted = (uint32_t)(mask >> 32);
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* CAP_BPF + CAP_PERFMON: the default in-process path works; USDT is refused by name. */
+static int bpf_perfmon_child(void)
+{
+	if (set_caps((1ull << 39) | (1ull << 38)) != 0)
+		return 20;
+	if (th_record_unavailable())
+		return 21;
+	start_runtime("shared", 2, false);
+	struct th_record_opts o;
+	th_record_opts_default(&o);
+	o.usdt = true;
+	struct th_record *r = th_record_open(&o);
+	th_record_attach_self(r);
+	if (th_record_start(r) == 0)
+		return 22;
+	printf("  with CAP_BPF+CAP_PERFMON and --usdt: %s\n", th_record_error());
+	if (!strstr(th_record_error(), "CAP_SYS_ADMIN") || !strstr(th_record_error(), "without --usdt"))
+		return 23;
+	th_record_close(r);
+	r = th_record_open(NULL);
+	th_record_attach_self(r);
+	if (th_record_start(r) != 0) {
+		printf("  with CAP_BPF+CAP_PERFMON: %s\n", th_record_error());
+		return 24;
+	}
+	struct rec_darts d;
+	th_task *tasks[REC_DARTS_MAX];
+	rec_darts_default(&d);
+	int n = rec_darts_run(&d, tasks);
+	th_record_stop(r);
+	for (int i = 0; i < n; i++) {
+		struct th_task_stats st;
+		struct th_rec_task rt;
+		th_task_stats(tasks[i], &st);
+		if (th_record_task(r, 0, st.id, &rt) != 0 || rt.on_cpu_ns == 0 || rt.runs != st.runs)
+			return 25;
+	}
+	th_record_close(r);
+	return 0;
+}
+
+static void with_bpf_caps_only_usdt_is_refused_naming_cap_sys_admin(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	if (geteuid() != 0) {
+		print_message("skipped: needs root to drop to CAP_BPF+CAP_PERFMON\n");
+		skip();
+	}
+	assert_int_equal(in_child(bpf_perfmon_child), 0);
+}
+
+static void bad_targets_are_refused_with_one_line(void **state)
+{
+	(void)state;
+	struct th_record *r = th_record_open(NULL);
+	pid_t none = 4000000;
+	while (kill(none, 0) == 0 || errno != ESRCH)
+		none++;
+	assert_int_equal(th_record_attach_pid(r, none), -1);
+	char want[64];
+	snprintf(want, sizeof(want), "no process with pid %d", (int)none);
+	assert_string_equal(th_record_error(), want);
+
+	int p[2];
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid_t sleeper = fork();
+	if (sleeper == 0) {
+		execlp("sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	char c;
+	assert_int_equal(read(p[0], &c, 1), 0); /* EOF: the exec closed the other end */
+	close(p[0]);
+	assert_int_equal(th_record_attach_pid(r, sleeper), -1);
+	print_message("  -p <sleep>: %s\n", th_record_error());
+	assert_non_null(strstr(th_record_error(), "is not linked with libtaskhop"));
+	kill(sleeper, SIGKILL);
+	waitpid(sleeper, NULL, 0);
+
+	char *tru[] = { "true", NULL };
+	assert_int_equal(th_record_attach_command(r, tru, NULL), -1);
+	assert_non_null(strstr(th_record_error(), "has no taskhop USDT probes: it is not linked with libtaskhop"));
+	char *nope[] = { "no-such-command-taskhop", NULL };
+	assert_int_equal(th_record_attach_command(r, nope, NULL), -1);
+	assert_string_equal(th_record_error(), "cannot run 'no-such-command-taskhop': No such file or directory");
+	assert_int_equal(th_record_start(r), -1);
+	assert_non_null(strstr(th_record_error(), "nothing to record"));
+	th_record_close(r);
+}
+
+/* ---- the subcommand ------------------------------------------------------------ */
+
+static char ctrlc_json[256], ctrlc_marker[256];
+
+static int ctrlc_child(void)
+{
+	char *argv[] = { "record", "-q", "-o", ctrlc_json, "--", self_exe, "--rec-workload", "hold",
+			 ctrlc_marker, NULL };
+	return cmd_record(9, argv);
+}
+
+static void ctrl_c_detaches_writes_the_recording_and_exits_0(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	snprintf(ctrlc_json, sizeof(ctrlc_json), "/tmp/taskhop-rec-%d.json", (int)getpid());
+	snprintf(ctrlc_marker, sizeof(ctrlc_marker), "/tmp/taskhop-rec-%d.started", (int)getpid());
+	unlink(ctrlc_json);
+	unlink(ctrlc_marker);
+	fflush(NULL);
+	pid_t rec = fork();
+	assert_true(rec >= 0);
+	if (rec == 0)
+		_exit(ctrlc_child());
+	/* the workload writes the marker after a full darts round under the recorder */
+	for (int i = 0; i < 60000 && access(ctrlc_marker, F_OK) != 0; i++)
+		usleep(1000);
+	assert_int_equal(access(ctrlc_marker, F_OK), 0);
+	kill(rec, SIGINT);
+	int st;
+	assert_int_equal(waitpid(rec, &st, 0), rec);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	FILE *f = fopen(ctrlc_json, "r");
+	assert_non_null(f);
+	char *buf = calloc(1, 1 << 22);
+	size_t n = fread(buf, 1, (1 << 22) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	assert_non_null(strstr(buf, "\"lost_events\": 0,"));
+	assert_non_null(strstr(buf, "\"task\": 21, \"runs\": 11,")); /* the first round's long task */
+	free(buf);
+	unlink(ctrlc_json);
+	unlink(ctrlc_marker);
+}
+
+static void record_usage_errors_exit_2(void **state)
+{
+	(void)state;
+	char *a[] = { "record", NULL };
+	assert_int_equal(cmd_record(1, a), 2);
+	char *b[] = { "record", "-p", "abc", NULL };
+	assert_int_equal(cmd_record(3, b), 2);
+	char *c[] = { "record", "-p", "1", "--", "true", NULL };
+	assert_int_equal(cmd_record(5, c), 2);
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	self_exe[n > 0 ? n : 0] = 0;
 	if (argc > 1 && strcmp(argv[1], "--rec-workload") == 0)
 		return child_workload(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--rec-ns") == 0)
+		return child_ns_report();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(darts_runs_are_all_seen_with_a_cpu),
 		cmocka_unit_test(usdt_and_join_agree_on_darts_for_every_policy),
@@ -419,6 +737,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test(raw_tp_twins_give_the_same_join),
 		cmocka_unit_test(record_command_sees_its_tasks),
 		cmocka_unit_test(one_recording_follows_several_processes),
+		cmocka_unit_test(figures_are_the_same_inside_a_pid_namespace),
+		cmocka_unit_test(without_privileges_the_error_says_run_as_root_or_no_bpf),
+		cmocka_unit_test(with_bpf_caps_only_usdt_is_refused_naming_cap_sys_admin),
+		cmocka_unit_test(bad_targets_are_refused_with_one_line),
+		cmocka_unit_test(ctrl_c_detaches_writes_the_recording_and_exits_0),
+		cmocka_unit_test(record_usage_errors_exit_2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
