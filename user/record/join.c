@@ -30,8 +30,20 @@ void vec_free(struct vec *v)
 
 /* ---- events ----------------------------------------------------------------- */
 
+/* The slot of (pid, tid) in the open-run table: its own, or the empty one to take. */
+static size_t open_slot(struct th_record *r, int pid, int tid)
+{
+	size_t h = ((size_t)(unsigned)tid * 2654435761u + (size_t)(unsigned)pid) % REC_OPEN_SLOTS;
+	for (size_t n = 0; n < REC_OPEN_SLOTS; n++, h = (h + 1) % REC_OPEN_SLOTS)
+		if (!r->open_run[h].tid || (r->open_run[h].tid == tid && r->open_run[h].pid == pid))
+			return h;
+	return REC_OPEN_SLOTS; /* full: more live threads than slots */
+}
+
 static void usdt_event(struct th_record *r, const struct th_event *e)
 {
+	size_t h;
+
 	switch (e->probe) {
 	case TH_P_TASK_RUN: {
 		struct rec_usdt_run *u = vec_push(&r->uruns);
@@ -40,19 +52,23 @@ static void usdt_event(struct th_record *r, const struct th_event *e)
 		*u = (struct rec_usdt_run){ .pid = (int)e->tgid, .tid = (int)e->tid, .worker = (int)e->b,
 					    .cpu = (int)e->cpu, .task_id = (uint64_t)e->a,
 					    .start = e->ts, .open = 1 };
+		h = open_slot(r, u->pid, u->tid);
+		if (h < REC_OPEN_SLOTS) {
+			r->open_run[h].pid = u->pid;
+			r->open_run[h].tid = u->tid;
+			r->open_run[h].idx1 = r->uruns.n;
+		}
 		return;
 	}
 	case TH_P_TASK_YIELD:
 	case TH_P_TASK_BLOCK:
 	case TH_P_TASK_DONE:
-		/* the thread's open run is among the last few: one per thread */
-		for (size_t i = r->uruns.n; i-- > 0;) {
-			struct rec_usdt_run *u = VAT(r->uruns, struct rec_usdt_run, i);
-			if (u->open && u->tid == (int)e->tid && u->pid == (int)e->tgid) {
-				u->open = 0;
-				u->end = e->ts;
-				return;
-			}
+		h = open_slot(r, (int)e->tgid, (int)e->tid);
+		if (h < REC_OPEN_SLOTS && r->open_run[h].idx1) {
+			struct rec_usdt_run *u = VAT(r->uruns, struct rec_usdt_run, r->open_run[h].idx1 - 1);
+			u->open = 0;
+			u->end = e->ts;
+			r->open_run[h].idx1 = 0; /* the slot stays the thread's: no tombstones needed */
 		}
 		return;
 	case TH_P_WORKER_START: {

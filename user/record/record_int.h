@@ -77,6 +77,9 @@ struct th_record {
 	struct vec ivals;      /* struct rec_ival */
 	struct vec migs;       /* struct th_rec_migration */
 	struct vec uruns;      /* struct rec_usdt_run */
+	/* (pid, tid) -> index+1 of the thread's open USDT run: open addressing */
+#define REC_OPEN_SLOTS 8192
+	struct { int pid, tid; size_t idx1; } open_run[REC_OPEN_SLOTS];
 	struct vec wstart;     /* struct th_rec_worker: (pid, worker, tid) from worker_start */
 	struct vec binds;      /* struct th_rec_run: kthread task thread bindings */
 
