@@ -59,7 +59,7 @@ void report_run_text(const struct json *run, FILE *f)
 {
 	const struct json *bpf = json_get(run, "bpf");
 	bool bpf_on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
-	char b[12][32];
+	char b[16][32];
 	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%.0f  bpf=%s",
 		json_get_str(run, "workload", "?"), json_get_str(run, "policy", "?"),
 		json_get_num(run, "workers", 0), json_get(run, "pin") && json_get(run, "pin")->b ? " (pinned)" : "",
@@ -90,8 +90,8 @@ void report_run_text(const struct json *run, FILE *f)
 			fmt_num(b[10], 32, json_get(t, "cpu_migrations_kernel"), "%.0f", 1),
 			cpus,
 			fmt_num(b[11], 32, json_get(t, "on_cpu_ns"), "%.2f", 1e-6),
-			fmt_num(b[0], 32, json_get(t, "runq_wait_ns"), "%.3f", 1e-6),
-			fmt_num(b[1], 32, json_get(t, "preemptions"), "%.0f", 1));
+			fmt_num(b[12], 32, json_get(t, "runq_wait_ns"), "%.3f", 1e-6),
+			fmt_num(b[13], 32, json_get(t, "preemptions"), "%.0f", 1));
 	}
 	const struct json *ws = json_get(run, "workers_detail");
 	if (json_len(ws)) {

@@ -1,0 +1,56 @@
+/* cli.h — helpers shared by the `taskhop` subcommands: usage errors (one line, exit 2),
+ * policy and worker-count checks, and running one workload into a run JSON. */
+#ifndef TASKHOP_CLI_H
+#define TASKHOP_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/json.h"
+#include "taskhop.h"
+#include "workload.h"
+
+#define TASKHOP_VERSION "0.1.0"
+
+/* Prints "taskhop CMD: message (try 'taskhop CMD --help')" on stderr; returns 2. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "taskhop CMD: message" on stderr; returns 1. */
+int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "sticky, shared, ..." from th_policy_names(). */
+const char *cli_policy_list(char *buf, size_t len);
+bool cli_policy_known(const char *name);
+/* --workers: N in 1..TH_MAX_WORKERS, "auto" or "cores". 0, or -1 (bad text, 0, too many). */
+int cli_parse_workers(const char *text, int *workers);
+/* --seed / --repeat style unsigned integers: 0, or -1 (not a whole number >= min). */
+int cli_parse_u64(const char *text, uint64_t min, uint64_t *out);
+/* "a,b,c" workloads listed one per line for errors: "darts, isprime, leibniz". */
+const char *cli_workload_list(char *buf, size_t len);
+
+/* Everything one run needs; filled by cli_parse_run() or by hand. */
+struct cli_run {
+	const struct th_workload *wl;
+	void *params;             /* wl->params_size bytes */
+	struct th_config cfg;
+	const char *workers_text; /* as given, for messages */
+	bool no_bpf;
+	bool quiet;               /* no table on stdout */
+	const char *json_path;
+	char **wl_argv;           /* the workload's own options, as given (for the JSON) */
+	int wl_argc;
+};
+
+/* The subcommand named in cli_parse_run's messages ("run", or "compare" checking options). */
+extern const char *cli_cmd_name;
+
+/* Parses `run`'s arguments (argv[0] is the workload name). Returns 0, or 2 after printing
+ * the usage error, or 3 when --help was printed. */
+int cli_parse_run(int argc, char **argv, struct cli_run *o);
+void cli_run_free(struct cli_run *o);
+
+/* Runs once and returns the run JSON, or NULL after printing one line (status in *rc:
+ * 1 failure, 2 bad usage). full_argc/full_argv become the run's "command". */
+struct json *cli_execute(const struct cli_run *o, int full_argc, char **full_argv, int *rc);
+
+#endif

@@ -1,0 +1,341 @@
+/* cmd_compare.c — `taskhop compare WORKLOAD --policies a,b --repeat N --out DIR`: every policy
+ * N times, interleaved, each run in a fresh `taskhop run` process; writes the whole report. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "record.h"
+#include "report/fsutil.h"
+#include "report/report.h"
+
+static volatile sig_atomic_t interrupts;
+static volatile pid_t running_child;
+
+/* First Ctrl-C: finish the current run, then write the report of the runs done.
+ * Second: stop the current run too (its process group gets SIGINT). */
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupts++;
+	static const char msg[] = "\ntaskhop compare: stopping after the current run "
+				  "(Ctrl-C again to abort it)\n";
+	if (interrupts == 1) {
+		ssize_t rc = write(2, msg, sizeof(msg) - 1);
+		(void)rc;
+	} else if (running_child > 0) {
+		kill(-running_child, SIGINT);
+	}
+}
+
+static void compare_help(FILE *f)
+{
+	char pols[256], wls[256];
+	fprintf(f,
+		"usage: taskhop compare WORKLOAD [--policies a,b,...] [--repeat N] [--out DIR]\n"
+		"                       [--workers N|auto|cores] [--pin] [--seed S] [--no-bpf]\n"
+		"                       [workload options]\n"
+		"\n"
+		"Runs WORKLOAD with every policy N times, interleaved (a,b,a,b,... so machine drift\n"
+		"hits all policies equally; repeat r uses seed S+r for every policy), each run in a\n"
+		"fresh process. Progress goes to stderr. Writes into DIR: report.json (the source\n"
+		"of truth), report.md, report.html (one self-contained page), runs.csv, the SVG\n"
+		"figures and trace.json (open in https://ui.perfetto.dev). Ctrl-C stops after the\n"
+		"current run and still writes the report of the runs done.\n"
+		"\n"
+		"  --policies L   comma-separated (default: all): %s\n"
+		"  --repeat N     runs per policy (default 5)\n"
+		"  --out DIR      output directory, created if needed (default report)\n"
+		"  --workers, --pin, --seed, --no-bpf: as for 'taskhop run'\n"
+		"Workloads with a serial baseline (isprime) also get a 'serial' run per repeat.\n"
+		"\n"
+		"workloads: %s\n"
+		"\n"
+		"example:\n"
+		"  taskhop compare darts --policies sticky,shared --repeat 3 --small 1e6 --large 1e8 --no-bpf --out /tmp/darts-report\n",
+		cli_policy_list(pols, sizeof(pols)), cli_workload_list(wls, sizeof(wls)));
+}
+
+struct compare_opts {
+	const char *workload;
+	char *policies[64];
+	int npolicies;
+	char *policies_text;
+	uint64_t repeat, seed;
+	const char *out, *workers;
+	bool pin, no_bpf;
+	char **wl_argv;
+	int wl_argc;
+};
+
+static int split_policies(struct compare_opts *c, const char *text)
+{
+	char buf[256];
+	free(c->policies_text);
+	c->policies_text = strdup(text);
+	c->npolicies = 0;
+	for (char *save, *p = strtok_r(c->policies_text, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		if (!cli_policy_known(p))
+			return cli_usage("compare", "unknown policy '%s' (one of: %s)", p,
+					 cli_policy_list(buf, sizeof(buf)));
+		for (int i = 0; i < c->npolicies; i++)
+			if (strcmp(c->policies[i], p) == 0)
+				return cli_usage("compare", "policy '%s' listed twice", p);
+		if (c->npolicies == 64)
+			return cli_usage("compare", "too many policies");
+		c->policies[c->npolicies++] = p;
+	}
+	if (!c->npolicies)
+		return cli_usage("compare", "--policies needs at least one policy");
+	return 0;
+}
+
+static int parse_compare(int argc, char **argv, struct compare_opts *c)
+{
+	char buf[256];
+	memset(c, 0, sizeof(*c));
+	c->repeat = 5;
+	c->seed = 1;
+	c->out = "report";
+	c->workers = "auto";
+	if (argc < 2)
+		return cli_usage("compare", "missing WORKLOAD (one of: %s)", cli_workload_list(buf, sizeof(buf)));
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		compare_help(stdout);
+		return 3;
+	}
+	c->workload = argv[1];
+	if (!wl_find(c->workload))
+		return cli_usage("compare", "unknown workload '%s' (one of: %s)", c->workload,
+				 cli_workload_list(buf, sizeof(buf)));
+	c->wl_argv = calloc((size_t)argc + 1, sizeof(char *));
+	if (!c->wl_argv)
+		return cli_fail("compare", "out of memory");
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		bool val = strcmp(a, "--policies") == 0 || strcmp(a, "--repeat") == 0 ||
+			   strcmp(a, "--out") == 0 || strcmp(a, "--workers") == 0 || strcmp(a, "--seed") == 0;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			compare_help(stdout);
+			return 3;
+		}
+		if (strcmp(a, "--pin") == 0) {
+			c->pin = true;
+			continue;
+		}
+		if (strcmp(a, "--no-bpf") == 0) {
+			c->no_bpf = true;
+			continue;
+		}
+		if (strcmp(a, "--policy") == 0 || strcmp(a, "--json") == 0 || strcmp(a, "--quiet") == 0)
+			return cli_usage("compare", "%s is an option of 'taskhop run'; compare takes "
+					 "--policies and --out", a);
+		if (!val) {
+			c->wl_argv[c->wl_argc++] = argv[i];
+			continue;
+		}
+		if (i + 1 >= argc)
+			return cli_usage("compare", "%s needs a value", a);
+		const char *v = argv[++i];
+		int w;
+		if (strcmp(a, "--policies") == 0) {
+			int rc = split_policies(c, v);
+			if (rc)
+				return rc;
+		} else if (strcmp(a, "--repeat") == 0) {
+			if (cli_parse_u64(v, 1, &c->repeat) || c->repeat > 10000)
+				return cli_usage("compare", "--repeat must be a whole number in 1..10000, not '%s'", v);
+		} else if (strcmp(a, "--seed") == 0) {
+			if (cli_parse_u64(v, 0, &c->seed))
+				return cli_usage("compare", "--seed must be a whole number >= 0, not '%s'", v);
+		} else if (strcmp(a, "--workers") == 0) {
+			if (cli_parse_workers(v, &w))
+				return cli_usage("compare", "--workers must be 1..%d, auto or cores, not '%s'",
+						 TH_MAX_WORKERS, v);
+			c->workers = v;
+		} else {
+			c->out = v;
+		}
+	}
+	if (!c->npolicies) {
+		const char *const *names = th_policy_names();
+		for (int i = 0; names[i] && i < 64; i++)
+			c->policies[c->npolicies++] = (char *)names[i];
+	}
+	/* Check the workload options now, with run's parser, rather than in the first child. */
+	char *probe[c->wl_argc + 2];
+	probe[0] = (char *)c->workload;
+	memcpy(probe + 1, c->wl_argv, (size_t)c->wl_argc * sizeof(char *));
+	struct cli_run o;
+	cli_cmd_name = "compare";
+	int rc = cli_parse_run(c->wl_argc + 1, probe, &o);
+	cli_cmd_name = "run";
+	cli_run_free(&o);
+	return rc == 3 ? 2 : rc;
+}
+
+/* Runs `taskhop run` for one (policy, seed) in its own process group, so that a Ctrl-C
+ * at the terminal reaches only us and the run in progress can finish. */
+static struct json *one_run(const struct compare_opts *c, const char *policy, bool serial,
+			    uint64_t seed, const char *tmp, int *status)
+{
+	char seedtxt[32];
+	snprintf(seedtxt, sizeof(seedtxt), "%llu", (unsigned long long)seed);
+	const char *args[32 + c->wl_argc];
+	int n = 0;
+	args[n++] = "taskhop";
+	args[n++] = "run";
+	args[n++] = c->workload;
+	args[n++] = "--policy";
+	args[n++] = policy;
+	args[n++] = "--workers";
+	args[n++] = c->workers;
+	args[n++] = "--seed";
+	args[n++] = seedtxt;
+	args[n++] = "--quiet";
+	args[n++] = "--json";
+	args[n++] = tmp;
+	if (c->pin)
+		args[n++] = "--pin";
+	if (c->no_bpf)
+		args[n++] = "--no-bpf";
+	for (int i = 0; i < c->wl_argc; i++)
+		args[n++] = c->wl_argv[i];
+	if (serial)
+		args[n++] = wl_find(c->workload)->baseline_option;
+	args[n] = NULL;
+	pid_t pid = fork();
+	if (pid < 0) {
+		*status = -1;
+		return NULL;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		execv("/proc/self/exe", (char *const *)args);
+		fprintf(stderr, "taskhop compare: cannot run /proc/self/exe: %s\n", strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	running_child = pid;
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	running_child = 0;
+	if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+		unlink(tmp);
+		return NULL;
+	}
+	char err[512];
+	struct json *run = json_parse_file(tmp, err, sizeof(err));
+	unlink(tmp);
+	if (!run)
+		fprintf(stderr, "taskhop compare: %s\n", err);
+	return run;
+}
+
+static void progress(int k, int total, const struct json *run, double elapsed)
+{
+	double mean = json_get_num(run, "mean_completion_s", 0);
+	double ideal = json_get_num(run, "ideal_mean_completion_s", 0);
+	double wall = json_get_num(run, "wall_s", 0);
+	fprintf(stderr, "[%*d/%d] %-10s seed %-3.0f mean completion %.3f s", total >= 100 ? 3 : 2, k,
+		total, json_get_str(run, "policy", "?"), json_get_num(run, "seed", 0), mean);
+	if (ideal > 0)
+		fprintf(stderr, " (x%.2f ideal)", mean / ideal);
+	double eta = k ? elapsed / k * (total - k) : 0;
+	fprintf(stderr, ", wall %.2f s, eta %.0f s\n", wall, eta);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_opts c;
+	int rc = parse_compare(argc, argv, &c);
+	if (rc) {
+		free(c.wl_argv);
+		free(c.policies_text);
+		return rc == 3 ? 0 : rc;
+	}
+	char err[512], tmp[4200];
+	const struct th_workload *wl = wl_find(c.workload);
+	if (!c.no_bpf) {
+		const char *why = th_record_unavailable();
+		if (why) {
+			rc = cli_fail("compare", "%s", why);
+			goto out;
+		}
+	}
+	if (fs_mkdir_p(c.out, err, sizeof(err))) {
+		rc = cli_usage("compare", "--out: %s", err);
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/.run.%d.json", c.out, (int)getpid());
+	struct json *opts = json_arr();
+	for (int i = 0; i < c.wl_argc; i++)
+		json_push(opts, json_str(c.wl_argv[i]));
+	char **full = calloc((size_t)argc + 2, sizeof(char *));
+	if (!full) {
+		json_free(opts);
+		rc = cli_fail("compare", "out of memory");
+		goto out;
+	}
+	full[0] = "taskhop";
+	memcpy(full + 1, argv, (size_t)argc * sizeof(*argv));
+	struct json *report = report_new(c.workload, opts, argc + 1, full);
+	free(full);
+	json_free(opts);
+	json_set_num(report, "repeat", (double)c.repeat);
+	struct json *runs = (struct json *)json_get(report, "runs");
+	bool serial = wl->baseline_option != NULL;
+	int per_round = c.npolicies + serial, total = (int)c.repeat * per_round, k = 0;
+	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	sigaction(SIGINT, &sa, &old);
+	fprintf(stderr, "taskhop compare: %s, %d policies%s x %llu repeats = %d runs -> %s/\n",
+		c.workload, c.npolicies, serial ? " + serial" : "", (unsigned long long)c.repeat,
+		total, c.out);
+	uint64_t t0 = th_now_ns();
+	for (uint64_t r = 0; r < c.repeat && !interrupts && rc == 0; r++) {
+		for (int p = 0; p < per_round && !interrupts; p++) {
+			bool base = serial && p == 0;
+			const char *pol = base ? c.policies[0] : c.policies[p - serial];
+			int status;
+			struct json *run = one_run(&c, pol, base, c.seed + r, tmp, &status);
+			if (!run) {
+				if (interrupts)
+					break;
+				rc = cli_fail("compare", "run %d (%s, seed %llu) failed (exit status %d); "
+					      "writing the report of the %d runs done", k + 1,
+					      base ? REPORT_SERIAL : pol, (unsigned long long)(c.seed + r),
+					      WIFEXITED(status) ? WEXITSTATUS(status) : -1, k);
+				break;
+			}
+			if (base)
+				json_set_str(run, "policy", REPORT_SERIAL);
+			json_set_num(run, "repeat", (double)r + 1);
+			json_push(runs, run);
+			progress(++k, total, run, (double)(th_now_ns() - t0) / 1e9);
+		}
+	}
+	sigaction(SIGINT, &old, NULL);
+	json_set_bool(report, "interrupted", interrupts > 0 || k < total);
+	report_aggregate(report);
+	if (k == 0) {
+		if (!rc)
+			rc = cli_fail("compare", "no run finished; nothing written");
+	} else if (report_write_all(report, c.out, true, err, sizeof(err))) {
+		rc = cli_fail("compare", "%s", err);
+	} else {
+		report_text(report, stdout);
+		printf("wrote %s/report.json, report.md, report.html, runs.csv, *.svg, trace.json\n", c.out);
+		if (interrupts && !rc)
+			rc = 130;
+	}
+	json_free(report);
+out:
+	free(c.wl_argv);
+	free(c.policies_text);
+	return rc;
+}

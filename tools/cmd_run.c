@@ -1,0 +1,465 @@
+/* cmd_run.c — `taskhop run WORKLOAD`: one run on the chosen policy, recorded with BPF when
+ * privileged; prints the per-task table and writes the run JSON (--json). */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "record.h"
+#include "report/fsutil.h"
+#include "report/report.h"
+
+static void run_help(FILE *f)
+{
+	char pols[256], wls[256];
+	fprintf(f,
+		"usage: taskhop run WORKLOAD [--policy P] [--workers N|auto|cores] [--pin] [--seed S]\n"
+		"                   [--json FILE] [--no-bpf] [--quiet] [workload options]\n"
+		"\n"
+		"Runs WORKLOAD once on the task runtime and prints one row per task (worker hops,\n"
+		"CPU migrations, run time, run-queue wait) and a summary: mean completion, makespan\n"
+		"and the SPT lower bound. With root, the BPF recorder is on (kernel view: CPUs,\n"
+		"migrations, preemptions); --no-bpf leaves those fields null.\n"
+		"\n"
+		"  --policy P     migration policy (default shared): %s\n"
+		"  --workers N    worker threads: a number, auto (all CPUs) or cores (default auto)\n"
+		"  --pin          pin worker i to the i-th allowed CPU\n"
+		"  --seed S       run seed: task RNGs and random placement (default 1)\n"
+		"  --json FILE    also write the run as JSON (atomically)\n"
+		"  --no-bpf       do not record with BPF\n"
+		"  --quiet        no table on stdout\n"
+		"\n"
+		"workloads: %s ('taskhop run WORKLOAD --help' shows its options)\n"
+		"\n"
+		"example:\n"
+		"  taskhop run darts --policy steal --workers 2 --small 1e6 --large 1e8 --no-bpf\n",
+		cli_policy_list(pols, sizeof(pols)), cli_workload_list(wls, sizeof(wls)));
+}
+
+static void workload_help(const struct th_workload *wl, FILE *f)
+{
+	fprintf(f, "usage: taskhop run %s [run options] [%s options]\n\n%s: %s\n\n%s options:\n%s"
+		   "\nrun options: see 'taskhop run --help'\n\nexample:\n  %s\n",
+		wl->name, wl->name, wl->name, wl->description, wl->name,
+		wl->options_help ? wl->options_help : "  (none)\n", wl->example);
+}
+
+void cli_run_free(struct cli_run *o)
+{
+	free(o->params);
+	free(o->wl_argv);
+	memset(o, 0, sizeof(*o));
+}
+
+int cli_parse_run(int argc, char **argv, struct cli_run *o)
+{
+	char buf[512];
+	memset(o, 0, sizeof(*o));
+	th_config_default(&o->cfg);
+	if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+		if (argc < 1)
+			return cli_usage(cli_cmd_name, "missing WORKLOAD (one of: %s)",
+					 cli_workload_list(buf, sizeof(buf)));
+		run_help(stdout);
+		return 3;
+	}
+	o->wl = wl_find(argv[0]);
+	if (!o->wl)
+		return cli_usage(cli_cmd_name, "unknown workload '%s' (one of: %s)", argv[0],
+				 cli_workload_list(buf, sizeof(buf)));
+	o->params = calloc(1, o->wl->params_size ? o->wl->params_size : 1);
+	o->wl_argv = calloc((size_t)argc + 1, sizeof(char *));
+	if (!o->params || !o->wl_argv)
+		return cli_fail(cli_cmd_name, "out of memory");
+	o->wl->defaults(o->params);
+	o->workers_text = "auto";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		bool has_val = i + 1 < argc;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			workload_help(o->wl, stdout);
+			return 3;
+		} else if (strcmp(a, "--pin") == 0) {
+			o->cfg.pin = true;
+		} else if (strcmp(a, "--no-bpf") == 0) {
+			o->no_bpf = true;
+		} else if (strcmp(a, "--quiet") == 0) {
+			o->quiet = true;
+		} else if (strcmp(a, "--policy") == 0 || strcmp(a, "--workers") == 0 ||
+			   strcmp(a, "--seed") == 0 || strcmp(a, "--json") == 0) {
+			if (!has_val)
+				return cli_usage(cli_cmd_name, "%s needs a value", a);
+			const char *v = argv[++i];
+			if (strcmp(a, "--policy") == 0) {
+				if (!cli_policy_known(v))
+					return cli_usage(cli_cmd_name, "unknown policy '%s' (one of: %s)", v,
+							 cli_policy_list(buf, sizeof(buf)));
+				o->cfg.policy = v;
+			} else if (strcmp(a, "--workers") == 0) {
+				if (cli_parse_workers(v, &o->cfg.workers))
+					return cli_usage(cli_cmd_name, "--workers must be 1..%d, auto or cores, not '%s'",
+							 TH_MAX_WORKERS, v);
+				o->workers_text = v;
+			} else if (strcmp(a, "--seed") == 0) {
+				if (cli_parse_u64(v, 0, &o->cfg.seed))
+					return cli_usage(cli_cmd_name, "--seed must be a whole number >= 0, not '%s'", v);
+			} else {
+				o->json_path = v;
+			}
+		} else {
+			char err[256] = "";
+			int start = i;
+			int rc = o->wl->parse(o->params, argc, argv, &i, err, sizeof(err));
+			if (rc < 0)
+				return cli_usage(cli_cmd_name, "%s", err);
+			if (rc == 0)
+				return cli_usage(cli_cmd_name, "unknown option '%s' for %s", a, o->wl->name);
+			for (int k = start; k <= i; k++)
+				o->wl_argv[o->wl_argc++] = argv[k];
+		}
+	}
+	return 0;
+}
+
+/* ---- one run ------------------------------------------------------------------ */
+
+/* The run log of every worker, copied before the recorder takes it. */
+struct runlog {
+	struct th_run_record *r;
+	size_t n;
+	uint64_t dropped;
+};
+
+static void snapshot_log(struct runlog *log, int workers)
+{
+	size_t total = 0;
+	for (int w = 0; w < workers; w++) {
+		size_t n;
+		uint64_t d;
+		th_run_log(w, &n, &d);
+		total += n;
+	}
+	log->r = calloc(total ? total : 1, sizeof(*log->r));
+	log->n = 0;
+	log->dropped = 0;
+	for (int w = 0; w < workers && log->r; w++) {
+		size_t n;
+		uint64_t d;
+		const struct th_run_record *r = th_run_log(w, &n, &d);
+		memcpy(log->r + log->n, r, n * sizeof(*r));
+		log->n += n;
+		log->dropped += d;
+	}
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct th_run_record *x = a, *y = b;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* A task the workload did not report (e.g. th_map's): its row from the run log. */
+static void row_from_log(struct wl_task *row, uint64_t id, const struct runlog *log, uint64_t t0)
+{
+	row->st.id = id;
+	snprintf(row->label, sizeof(row->label), "task");
+	double work = 0;
+	int prev = -1;
+	for (size_t i = 0; i < log->n; i++) {
+		const struct th_run_record *r = &log->r[i];
+		if (r->task_id != id)
+			continue;
+		if (row->st.runs == 0)
+			row->st.first_worker = (int)r->worker;
+		else if ((int)r->worker != prev)
+			row->st.worker_hops++;
+		prev = row->st.last_worker = (int)r->worker;
+		row->st.runs++;
+		row->st.yields += r->why == TH_WHY_YIELD;
+		work += (double)(r->end_ns - r->start_ns) / 1e9;
+		if (r->why == TH_WHY_DONE)
+			row->completion_s = r->end_ns > t0 ? (double)(r->end_ns - t0) / 1e9 : 0;
+	}
+	row->work_s = work;
+}
+
+static struct json *num_or_null(bool ok, double x)
+{
+	return ok ? json_num(x) : json_null();
+}
+
+static struct json *task_json(const struct wl_task *t, struct th_record *rec)
+{
+	struct json *o = json_obj();
+	struct th_rec_task rt;
+	bool k = rec && th_record_task(rec, 0, t->st.id, &rt) == 0;
+	json_set_num(o, "id", (double)t->st.id);
+	json_set_str(o, "label", t->label);
+	json_set(o, "n", num_or_null(t->n > 0, t->n));
+	json_set_num(o, "spawn_worker", t->st.spawn_worker);
+	json_set_num(o, "first_worker", t->st.first_worker);
+	json_set_num(o, "last_worker", t->st.last_worker);
+	json_set_num(o, "completion_s", t->completion_s);
+	json_set_num(o, "runs", (double)t->st.runs);
+	json_set_num(o, "yields", (double)t->st.yields);
+	json_set_num(o, "worker_hops", (double)t->st.worker_hops);
+	json_set(o, "cpu_migrations", num_or_null(k, (double)rt.cpu_migrations));
+	json_set(o, "cpu_migrations_kernel", num_or_null(k, (double)rt.cpu_migrations_kernel));
+	if (k) {
+		struct json *cpus = json_arr();
+		for (int c = 0; c < TH_REC_MAX_CPUS; c++)
+			if (rt.cpu_mask[c / 64] >> (c % 64) & 1)
+				json_push(cpus, json_num(c));
+		json_set(o, "cpus_visited", cpus);
+	} else {
+		json_set_null(o, "cpus_visited");
+	}
+	json_set(o, "on_cpu_ns", num_or_null(k, (double)rt.on_cpu_ns));
+	json_set(o, "runq_wait_ns", num_or_null(k, (double)rt.runq_wait_ns));
+	json_set(o, "preemptions", num_or_null(k, (double)rt.preemptions));
+	/* SPT input: the workload's own measure, else the kernel's on-CPU time. */
+	double work = t->work_s >= 0 ? t->work_s : k ? (double)rt.on_cpu_ns / 1e9 : -1;
+	json_set(o, "work_s", num_or_null(work >= 0, work));
+	json_set_num(o, "blocks", (double)t->st.blocks);
+	for (size_t i = 0; t->extra && i < t->extra->n; i++)
+		json_set(o, t->extra->keys[i], json_clone(t->extra->items[i]));
+	return o;
+}
+
+static struct json *workers_json(int workers, const int *tids, const struct runlog *log,
+				 struct th_record *rec)
+{
+	struct json *a = json_arr();
+	for (int w = 0; w < workers; w++) {
+		struct json *o = json_obj();
+		struct th_rec_worker rw;
+		bool k = rec && th_record_worker(rec, 0, w, &rw) == 0;
+		size_t ran = 0;
+		for (size_t i = 0; i < log->n; i++)
+			ran += log->r[i].worker == (uint32_t)w;
+		json_set_num(o, "index", w);
+		json_set_num(o, "tid", tids[w]);
+		json_set(o, "cpu_migrations", num_or_null(k, (double)rw.cpu_migrations));
+		json_set(o, "preemptions", num_or_null(k, (double)rw.preemptions));
+		json_set(o, "on_cpu_ns", num_or_null(k, (double)rw.on_cpu_ns));
+		json_set(o, "runq_wait_ns", num_or_null(k, (double)rw.runq_wait_ns));
+		json_set_num(o, "tasks_run", (double)ran);
+		json_push(a, o);
+	}
+	return a;
+}
+
+static double rel_s(uint64_t ns, uint64_t t0)
+{
+	return ((double)ns - (double)t0) / 1e9;
+}
+
+/* runs: [task, worker, cpu, start_s, end_s]; migrations: [ts_s, worker, task, from, to]. */
+static struct json *timeline_json(const struct runlog *log, struct th_record *rec, uint64_t t0)
+{
+	struct json *tl = json_obj(), *runs = json_arr(), *migs = json_arr();
+	size_t n = 0;
+	const struct th_rec_run *rr = rec ? th_record_runs(rec, &n) : NULL;
+	if (rr && n) {
+		for (size_t i = 0; i < n; i++) {
+			if (rr[i].worker < 0 && rr[i].task_id == 0)
+				continue;
+			struct json *r = json_arr();
+			json_push(r, json_num((double)rr[i].task_id));
+			json_push(r, json_num(rr[i].worker));
+			json_push(r, json_num(rr[i].cpu));
+			json_push(r, json_num(rel_s(rr[i].start_ns, t0)));
+			json_push(r, json_num(rel_s(rr[i].end_ns, t0)));
+			json_push(runs, r);
+		}
+	} else {
+		for (size_t i = 0; i < log->n; i++) {
+			struct json *r = json_arr();
+			json_push(r, json_num((double)log->r[i].task_id));
+			json_push(r, json_num(log->r[i].worker));
+			json_push(r, json_num(-1));
+			json_push(r, json_num(rel_s(log->r[i].start_ns, t0)));
+			json_push(r, json_num(rel_s(log->r[i].end_ns, t0)));
+			json_push(runs, r);
+		}
+	}
+	const struct th_rec_migration *m = rec ? th_record_migrations(rec, &n) : NULL;
+	for (size_t i = 0; m && i < n; i++) {
+		struct json *r = json_arr();
+		json_push(r, json_num(rel_s(m[i].ts_ns, t0)));
+		json_push(r, json_num(m[i].worker));
+		json_push(r, json_num((double)m[i].task_id));
+		json_push(r, json_num(m[i].orig_cpu));
+		json_push(r, json_num(m[i].dest_cpu));
+		json_push(migs, r);
+	}
+	json_set(tl, "runs", runs);
+	json_set(tl, "migrations", migs);
+	json_set_num(tl, "dropped_runs", (double)log->dropped);
+	return tl;
+}
+
+/* Adds rows for tasks that ran but that the workload did not report. */
+static void add_log_rows(struct wl_result *res, const struct runlog *log)
+{
+	for (size_t i = 0; i < log->n; i++) {
+		uint64_t id = log->r[i].task_id;
+		bool known = false;
+		for (size_t k = 0; k < res->ntasks && !known; k++)
+			known = res->tasks[k].st.id == id;
+		if (!known) {
+			struct wl_task *row = wl_add_task(res);
+			if (row)
+				row_from_log(row, id, log, res->t0_ns);
+		}
+	}
+}
+
+static struct json *build_run(const struct cli_run *o, const struct wl_result *res, int workers,
+			      const int *tids, const struct runlog *log, struct th_record *rec,
+			      double wall, bool runtime, int argc, char **argv)
+{
+	struct json *run = json_obj(), *bpf = json_obj(), *opts = json_arr(), *tasks = json_arr();
+	json_set_str(run, "workload", o->wl->name);
+	for (int i = 0; i < o->wl_argc; i++)
+		json_push(opts, json_str(o->wl_argv[i]));
+	json_set(run, "options", opts);
+	json_set_str(run, "policy", runtime ? (o->cfg.policy ? o->cfg.policy : "shared") : "none");
+	json_set_num(run, "workers", workers);
+	json_set_bool(run, "pin", o->cfg.pin);
+	json_set_num(run, "seed", (double)o->cfg.seed);
+	json_set_bool(bpf, "enabled", rec != NULL);
+	json_set(bpf, "lost_events", num_or_null(rec, rec ? (double)th_record_lost_events(rec) : 0));
+	json_set(run, "bpf", bpf);
+	json_set_num(run, "wall_s", wall);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	json_set_num(run, "peak_rss_kb", (double)ru.ru_maxrss);
+	for (size_t i = 0; i < res->ntasks; i++)
+		json_push(tasks, task_json(&res->tasks[i], rec));
+	json_set(run, "tasks", tasks);
+	json_set(run, "workers_detail", runtime ? workers_json(workers, tids, log, rec) : json_arr());
+	json_set(run, "timeline", timeline_json(log, rec, res->t0_ns));
+	json_set(run, "extra", res->extra ? json_clone(res->extra) : json_obj());
+	json_set_str(run, "summary", res->summary);
+	json_set(run, "command", report_command(argc, argv));
+	json_set(run, "machine", report_machine());
+	report_run_derive(run);
+	return run;
+}
+
+static struct th_record *record_begin(int *rc)
+{
+	struct th_record *rec = th_record_open(NULL);
+	if (!rec || th_record_attach_self(rec) || th_record_start(rec)) {
+		*rc = cli_fail("run", "BPF recorder: %s", th_record_error());
+		th_record_close(rec);
+		return NULL;
+	}
+	return rec;
+}
+
+struct json *cli_execute(const struct cli_run *o, int argc, char **argv, int *rc)
+{
+	bool runtime = !o->wl->needs_runtime || o->wl->needs_runtime(o->params);
+	bool bpf = runtime && !o->no_bpf;
+	*rc = 0;
+	if (bpf) {
+		const char *why = th_record_unavailable();
+		if (why) {
+			*rc = cli_fail("run", "%s", why);
+			return NULL;
+		}
+	}
+	struct th_config cfg = o->cfg;
+	cfg.run_log_cap = 1 << 16;
+	if (runtime && th_runtime_start(&cfg) != 0) {
+		*rc = cli_fail("run", "cannot start the runtime: %s", th_last_error());
+		return NULL;
+	}
+	int workers = runtime ? th_nworkers() : 1;
+	int *tids = calloc((size_t)workers, sizeof(*tids));
+	for (int w = 0; runtime && tids && w < workers; w++)
+		tids[w] = th_worker_tid(w);
+	struct th_record *rec = bpf ? record_begin(rc) : NULL;
+	if (bpf && !rec) {
+		th_runtime_stop();
+		free(tids);
+		return NULL;
+	}
+	struct wl_env env = { workers, cfg.seed, cfg.policy ? cfg.policy : "shared", o->quiet };
+	struct wl_result res;
+	memset(&res, 0, sizeof(res));
+	char err[512] = "";
+	uint64_t w0 = th_now_ns();
+	int wrc = o->wl->run(o->params, &env, &res, err, sizeof(err));
+	double wall = (double)(th_now_ns() - w0) / 1e9;
+	struct runlog log = { 0 };
+	if (runtime)
+		snapshot_log(&log, workers);
+	if (rec && th_record_stop(rec)) {
+		fprintf(stderr, "taskhop run: BPF recorder: %s (BPF fields left null)\n", th_record_error());
+		th_record_close(rec);
+		rec = NULL;
+	}
+	for (size_t i = 0; rec && i < res.ntasks; i++)
+		if (res.tasks[i].st.kernel_tid)
+			th_record_bind_thread(rec, res.tasks[i].st.id, (int)res.tasks[i].st.kernel_tid);
+	struct json *run = NULL;
+	if (wrc != 0) {
+		*rc = cli_fail("run", "%s: %s", o->wl->name, err[0] ? err : "failed");
+	} else {
+		qsort(log.r, log.n, sizeof(*log.r), cmp_run);
+		add_log_rows(&res, &log);
+		run = build_run(o, &res, workers, tids, &log, rec, wall, runtime, argc, argv);
+	}
+	th_record_close(rec);
+	if (runtime)
+		th_runtime_stop();
+	wl_result_free(&res);
+	free(log.r);
+	free(tids);
+	return run;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct cli_run o;
+	int rc = cli_parse_run(argc - 1, argv + 1, &o);
+	if (rc) {
+		cli_run_free(&o);
+		return rc == 3 ? 0 : rc;
+	}
+	char err[512];
+	if (o.json_path) {
+		/* Fail before a long run, not after it, when the JSON cannot be written. */
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", o.json_path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = 0;
+		if (access(slash ? (dir[0] ? dir : "/") : ".", W_OK | X_OK) != 0) {
+			rc = cli_usage("run", "cannot write --json %s: directory missing or not writable",
+				       o.json_path);
+			cli_run_free(&o);
+			return rc;
+		}
+	}
+	char *full[argc + 2];
+	full[0] = "taskhop";
+	memcpy(full + 1, argv, (size_t)argc * sizeof(*argv));
+	struct json *run = cli_execute(&o, argc + 1, full, &rc);
+	if (run) {
+		if (!o.quiet)
+			report_run_text(run, stdout);
+		fflush(stdout);
+		if (o.json_path && json_write_file(o.json_path, run, 1, err, sizeof(err)))
+			rc = cli_fail("run", "%s", err);
+	}
+	json_free(run);
+	cli_run_free(&o);
+	return rc;
+}
