@@ -122,11 +122,10 @@ int th_dist__worker_main(const struct th_worker_link *link, const struct th_proc
 {
 	struct th_hello hello = { .pid = (uint32_t)getpid(), .proto = TH_FRAME_VERSION };
 	gethostname(hello.host, sizeof hello.host - 1);
-	if (start_runtime(cfg) != 0)
-		return 3;
 	if (send_frame(link, TH_FR_HELLO, 0, &hello, sizeof hello) != 0)
 		return 4;
 	int status = 0;
+	bool runtime = false;
 	for (;;) {
 		struct th_frame f;
 		char err[256];
@@ -151,6 +150,17 @@ int th_dist__worker_main(const struct th_worker_link *link, const struct th_proc
 			status = 5;
 			break;
 		}
+		/* The runtime starts at the first call, not at fork: by then the
+		 * driver knows this worker's pid and a recorder following it sees
+		 * the runtime's workers start. */
+		if (!runtime && cfg->threads > 0) {
+			if (start_runtime(cfg) != 0) {
+				th_frame_release(&f);
+				status = 3;
+				break;
+			}
+			runtime = true;
+		}
 		int rc = serve_call(link, &f);
 		th_frame_release(&f);
 		if (rc != 0) {
@@ -160,7 +170,7 @@ int th_dist__worker_main(const struct th_worker_link *link, const struct th_proc
 	}
 	if (link->flush)
 		link->flush();
-	if (cfg->threads > 0)
+	if (runtime)
 		th_runtime_stop();
 	return status;
 }

@@ -1,0 +1,52 @@
+/* leibniz_fig.c — the article's Leibniz convergence figure: the cumulative estimate of pi
+ * and its error against the number of terms summed, drawn by gnuplot as one SVG. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload.h"
+#include "workloads/leibniz.h"
+
+int lz_figure(const char *dir, const char *name, const double *terms, const double *estimate,
+	      size_t n, char *err, size_t errlen)
+{
+	if (n == 0) {
+		snprintf(err, errlen, "no partial sums to draw");
+		return -1;
+	}
+	/* two inline data blocks: gnuplot reads them from the script itself */
+	size_t cap = 4096 + n * 80;
+	char *s = malloc(cap);
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	size_t k = 0;
+#define ADD(...) (k += (size_t)snprintf(s + k, k < cap ? cap - k : 0, __VA_ARGS__))
+	ADD("$conv << EOD\n");
+	for (size_t i = 0; i < n; i++)
+		ADD("%.0f %.17g %.6e\n", terms[i], estimate[i], fabs(estimate[i] - M_PI) + 1e-300);
+	ADD("EOD\n");
+	ADD("set multiplot layout 2,1 title 'Leibniz series: 4 sum (-1)^{n+1}/(2n-1), %.0e terms'\n",
+	    terms[n - 1]);
+	ADD("set logscale x\nset format x '10^{%%L}'\nset grid\nset key bottom right\n");
+	ADD("set ylabel 'partial sum'\n");
+	ADD("set yrange [%.6f:%.6f]\n", M_PI - 0.02, M_PI + 0.02);
+	ADD("plot $conv using 1:2 with linespoints pt 7 ps 0.3 lc rgb '#1f77b4' title 'estimate', "
+	    "%.15f with lines dt 2 lc rgb '#d62728' title '{/Symbol p}'\n", M_PI);
+	ADD("set xlabel 'terms summed'\nset ylabel '|estimate - {/Symbol p}|'\n");
+	ADD("set logscale y\nset format y '10^{%%L}'\nset yrange [*:*]\nset key top right\n");
+	ADD("plot $conv using 1:3 with lines lw 2 lc rgb '#1f77b4' title 'error', "
+	    "1/x with lines dt 2 lc rgb '#7f7f7f' title '1/n'\n");
+	ADD("unset multiplot\n");
+#undef ADD
+	if (k >= cap) {
+		free(s);
+		snprintf(err, errlen, "figure script too long");
+		return -1;
+	}
+	int rc = fig_gnuplot(dir, name, 900, 700, s, err, errlen);
+	free(s);
+	return rc;
+}
