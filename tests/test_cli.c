@@ -1,0 +1,405 @@
+/* test_cli.c — the `taskhop` command as a user runs it: bad input gives one line and exit 2,
+ * workloads give the article's answers, and `compare` writes a complete, re-renderable report. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "record.h"
+#include "report/fsutil.h"
+#include "report/json.h"
+
+static char bin[PATH_MAX];
+
+/* The binary: $TASKHOP_BIN (make test), else ../taskhop next to this test binary. */
+static const char *taskhop_bin(void)
+{
+	if (bin[0])
+		return bin;
+	const char *env = getenv("TASKHOP_BIN");
+	if (env && *env) {
+		snprintf(bin, sizeof(bin), "%s", env);
+	} else {
+		char self[PATH_MAX - 64];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		self[n > 0 ? n : 0] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash)
+			*slash = 0;
+		snprintf(bin, sizeof(bin), "%s/../taskhop", self);
+	}
+	return bin;
+}
+
+struct result {
+	int status;      /* exit code, or 128+signal */
+	char out[65536];
+	char err[8192];
+};
+
+static void slurp(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+	lseek(fd, 0, SEEK_SET);
+	ssize_t r;
+	while (n + 1 < len && (r = read(fd, buf + n, len - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = 0;
+	close(fd);
+}
+
+/* Runs taskhop with the NULL-terminated arguments, capturing stdout and stderr. */
+static struct result *run_taskhop(const char *first, ...)
+{
+	const char *argv[64];
+	int n = 0;
+	argv[n++] = taskhop_bin();
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a && n < 63; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	struct result *r = calloc(1, sizeof(*r));
+	char o[] = "/tmp/th_cli_outXXXXXX", e[] = "/tmp/th_cli_errXXXXXX";
+	int fo = mkstemp(o), fe = mkstemp(e);
+	unlink(o);
+	unlink(e);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fo, 1);
+		dup2(fe, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	slurp(fo, r->out, sizeof(r->out));
+	slurp(fe, r->err, sizeof(r->err));
+	return r;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Bad usage: exit 2, exactly one line on stderr containing `needle`, nothing on stdout. */
+static void expect_usage_error(struct result *r, const char *needle)
+{
+	if (r->status != 2 || count_lines(r->err) != 1 || !strstr(r->err, needle) || r->out[0])
+		fail_msg("expected exit 2 and one line with '%s'; got exit %d, stderr: %s, stdout: %.200s",
+			 needle, r->status, r->err, r->out);
+	free(r);
+}
+
+static void bad_input_gives_one_line_and_exit_2(void **state)
+{
+	(void)state;
+	expect_usage_error(run_taskhop("frobnicate", NULL), "unknown command 'frobnicate'");
+	expect_usage_error(run_taskhop("run", "nosuch", NULL), "unknown workload 'nosuch'");
+	expect_usage_error(run_taskhop("run", "darts", "--policy", "nosuch", NULL), "unknown policy 'nosuch'");
+	expect_usage_error(run_taskhop("run", "darts", "--frob", NULL), "unknown option '--frob'");
+	expect_usage_error(run_taskhop("run", "darts", "--small", "abc", NULL), "not 'abc'");
+	expect_usage_error(run_taskhop("run", "darts", "--small", "15", NULL), "multiple of 10");
+	expect_usage_error(run_taskhop("run", "darts", "--workers", "0", NULL), "--workers");
+	expect_usage_error(run_taskhop("run", "darts", "--workers=many", NULL), "not 'many'");
+	expect_usage_error(run_taskhop("run", "darts", "--seed", "-3", NULL), "--seed");
+	expect_usage_error(run_taskhop("run", "isprime", "--split", "sideways", NULL), "'sideways'");
+	expect_usage_error(run_taskhop("run", "darts", "--json", "/nonexistent/dir/x.json", NULL),
+			   "/nonexistent/dir/x.json");
+	expect_usage_error(run_taskhop("compare", "darts", "--repeat", "0", NULL), "--repeat");
+	expect_usage_error(run_taskhop("compare", "darts", "--policies", "sticky,bogus", NULL), "'bogus'");
+	expect_usage_error(run_taskhop("compare", "darts", "--large", "x", NULL), "not 'x'");
+	expect_usage_error(run_taskhop("report", "/nonexistent/report", NULL), "/nonexistent/report");
+}
+
+static void unwritable_out_writes_nothing(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/th_cli_XXXXXX", file[256], out[300];
+	assert_non_null(mkdtemp(dir));
+	/* a path under a regular file can never be created, not even by root */
+	snprintf(file, sizeof(file), "%s/plainfile", dir);
+	assert_int_equal(fs_write_string(file, "x", out, sizeof(out)), 0);
+	snprintf(out, sizeof(out), "%s/sub", file);
+	expect_usage_error(run_taskhop("compare", "darts", "--no-bpf", "--repeat", "1", "--out", out,
+				       "--small", "1e3", "--large", "1e4", NULL), "plainfile");
+	unlink(file);
+	assert_int_equal(rmdir(dir), 0); /* nothing else was written */
+}
+
+static void corrupt_report_json_is_rejected(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/th_cli_XXXXXX", path[256], err[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	assert_int_equal(fs_write_string(path, "{\"taskhop_report\": 1, \"runs\": [ {\"work", err, sizeof(err)), 0);
+	expect_usage_error(run_taskhop("report", dir, NULL), "not valid JSON");
+	/* valid JSON, but not a report */
+	assert_int_equal(fs_write_string(path, "{\"taskhop_report\": 1, \"runs\": [ {} ]}", err, sizeof(err)), 0);
+	expect_usage_error(run_taskhop("report", dir, NULL), "run 1 has no 'workload'");
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void help_and_version_succeed_with_examples(void **state)
+{
+	(void)state;
+	const char *cmds[] = { "list", "run", "compare", "report" };
+	for (int i = 0; i < 4; i++) {
+		struct result *r = run_taskhop(cmds[i], "--help", NULL);
+		assert_int_equal(r->status, 0);
+		assert_non_null(strstr(r->out, "example"));
+		assert_non_null(strstr(r->out, "taskhop "));
+		free(r);
+	}
+	struct result *r = run_taskhop("run", "darts", "--help", NULL);
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "--small N"));
+	free(r);
+	r = run_taskhop("--version", NULL);
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "taskhop "));
+	free(r);
+	r = run_taskhop("list", NULL);
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "darts"));
+	assert_non_null(strstr(r->out, "isprime"));
+	assert_non_null(strstr(r->out, "sticky"));
+	assert_non_null(strstr(r->out, "shared"));
+	free(r);
+}
+
+static void isprime_counts_the_same_primes_in_every_mode(void **state)
+{
+	(void)state;
+	/* pi(100000) - pi(999) = 9592 - 168 */
+	const char *modes[][2] = { { "--serial", NULL }, { "--split", "static" }, { "--split", "dynamic" } };
+	for (int i = 0; i < 3; i++) {
+		struct result *r = run_taskhop("run", "isprime", "--no-bpf", "--workers", "2", "--hi", "100000",
+					       modes[i][0], modes[i][1], NULL);
+		if (r->status != 0 || !strstr(r->out, "primes in [1000, 100000]: 9424"))
+			fail_msg("isprime %s: exit %d\n%s\n%s", modes[i][0], r->status, r->out, r->err);
+		free(r);
+	}
+}
+
+/* BPF is used when privileged; CI (TASKHOP_REQUIRE_BPF=1) insists on it. */
+static bool want_bpf(void)
+{
+	const char *req = getenv("TASKHOP_REQUIRE_BPF");
+	const char *why = th_record_unavailable();
+	if (why && req && strcmp(req, "1") == 0)
+		fail_msg("TASKHOP_REQUIRE_BPF=1 but BPF is unusable: %s", why);
+	return why == NULL;
+}
+
+static void expect_fields(const struct json *o, const char *const *fields, const char *where)
+{
+	for (int i = 0; fields[i]; i++)
+		if (!json_get(o, fields[i]))
+			fail_msg("%s has no '%s'", where, fields[i]);
+}
+
+static bool svg_ok(const char *dir, const char *name)
+{
+	char path[512], err[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	char *s = fs_read_all(path, NULL, err, sizeof(err));
+	bool ok = s && strstr(s, "<svg") && strstr(s, "</svg>");
+	free(s);
+	return ok;
+}
+
+static void check_report(const char *dir, bool bpf)
+{
+	/* the issue's field list, spelled out here so the test pins the format */
+	static const char *const run_fields[] = { "workload", "policy", "workers", "pin", "seed", "bpf",
+		"wall_s", "peak_rss_kb", "mean_completion_s", "makespan_s", "ideal_mean_completion_s",
+		"tasks", NULL };
+	static const char *const task_fields[] = { "id", "label", "n", "spawn_worker", "first_worker",
+		"last_worker", "completion_s", "runs", "yields", "worker_hops", "cpu_migrations",
+		"cpu_migrations_kernel", "cpus_visited", "on_cpu_ns", "runq_wait_ns", "preemptions",
+		"means", NULL };
+	static const char *const worker_fields[] = { "index", "tid", "cpu_migrations", "preemptions",
+		"on_cpu_ns", "runq_wait_ns", "tasks_run", NULL };
+	static const char *const pol_fields[] = { "mean_completion_s", "makespan_s",
+		"worker_hops_per_task", "cpu_migrations_per_task", NULL };
+	static const char *const stat_fields[] = { "median", "min", "max", "ci95", NULL };
+	static const char *const machine_fields[] = { "cpus", "kernel", "cpu_model", NULL };
+	char path[512], err[256];
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	struct json *r = json_parse_file(path, err, sizeof(err));
+	if (!r)
+		fail_msg("%s", err);
+	assert_non_null(strstr(json_get_str(r, "command", ""), "compare darts"));
+	expect_fields(json_get(r, "machine"), machine_fields, "machine");
+	const struct json *runs = json_get(r, "runs");
+	assert_int_equal(json_len(runs), 4);
+	/* interleaved: sticky, shared, sticky, shared; seeds 1, 1, 2, 2 */
+	for (size_t i = 0; i < 4; i++) {
+		const struct json *run = json_at(runs, i);
+		assert_string_equal(json_get_str(run, "policy", ""), i % 2 ? "shared" : "sticky");
+		assert_int_equal((int)json_get_num(run, "seed", -1), 1 + (int)i / 2);
+		expect_fields(run, run_fields, "run");
+		assert_int_equal(json_get(json_get(run, "bpf"), "enabled")->b, bpf);
+		const struct json *tasks = json_get(run, "tasks");
+		assert_int_equal(json_len(tasks), 21);
+		for (size_t k = 0; k < 21; k++) {
+			const struct json *t = json_at(tasks, k);
+			expect_fields(t, task_fields, "task");
+			assert_int_equal(json_len(json_get(t, "means")), 10);
+			assert_int_equal(json_is_num(json_get(t, "cpu_migrations")), bpf);
+			assert_int_equal((int)json_get_num(t, "n", 0), k == 20 ? 10000000 : 100000);
+			assert_true(json_get_num(t, "completion_s", -1) > 0);
+			if (strcmp(json_get_str(run, "policy", ""), "sticky") == 0)
+				assert_int_equal((int)json_get_num(t, "worker_hops", -1), 0);
+		}
+		const struct json *ws = json_get(run, "workers_detail");
+		assert_int_equal(json_len(ws), 2);
+		for (size_t w = 0; w < 2; w++)
+			expect_fields(json_at(ws, w), worker_fields, "worker");
+		assert_true(json_get_num(run, "ideal_mean_completion_s", 0) > 0);
+		assert_true(json_get_num(run, "ideal_mean_completion_s", 0) <=
+			    json_get_num(run, "mean_completion_s", 0));
+	}
+	const struct json *pols = json_get(r, "policies");
+	assert_int_equal(json_len(pols), 2);
+	for (size_t p = 0; p < 2; p++) {
+		expect_fields(json_at(pols, p), pol_fields, "policy");
+		expect_fields(json_get(json_at(pols, p), "mean_completion_s"), stat_fields, "mean_completion_s");
+		assert_int_equal(json_is_null(json_get(json_at(pols, p), "cpu_migrations_per_task")), !bpf);
+	}
+	json_free(r);
+	const char *svgs[] = { "returns.svg", "histogram.svg", "migrations.svg" };
+	for (int i = 0; i < 3; i++)
+		if (!svg_ok(dir, svgs[i]))
+			fail_msg("%s/%s missing or not an SVG", dir, svgs[i]);
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	struct json *tr = json_parse_file(path, err, sizeof(err));
+	if (!tr)
+		fail_msg("%s", err);
+	const struct json *ev = json_get(tr, "traceEvents");
+	int slices = 0;
+	for (size_t i = 0; i < json_len(ev); i++)
+		slices += strcmp(json_get_str(json_at(ev, i), "ph", ""), "X") == 0;
+	assert_true(slices >= 2 * 21 * 11 * 2); /* every run on its worker and task tracks */
+	json_free(tr);
+}
+
+static void compare_writes_a_complete_report_that_rerenders(void **state)
+{
+	(void)state;
+	bool bpf = want_bpf();
+	char dir[] = "/tmp/th_cli_XXXXXX", dir2[300], cmd[700], err[256];
+	assert_non_null(mkdtemp(dir));
+	struct result *r = run_taskhop("compare", "darts", "--policies", "sticky,shared", "--repeat", "2",
+				       "--workers", "2", "--large", "1e7", "--small", "1e5", "--out", dir,
+				       bpf ? "--seed" : "--no-bpf", bpf ? "1" : NULL, NULL);
+	if (r->status != 0)
+		fail_msg("compare failed (%d): %s", r->status, r->err);
+	assert_non_null(strstr(r->err, " 4/4]"));   /* progress on stderr */
+	assert_non_null(strstr(r->out, "sticky"));  /* summary table on stdout */
+	free(r);
+	check_report(dir, bpf);
+	/* `report` re-renders the same Markdown from report.json alone */
+	snprintf(dir2, sizeof(dir2), "%s/again", dir);
+	r = run_taskhop("report", dir, "--out", dir2, NULL);
+	if (r->status != 0)
+		fail_msg("report failed (%d): %s", r->status, r->err);
+	free(r);
+	char p1[400], p2[400];
+	snprintf(p1, sizeof(p1), "%s/report.md", dir);
+	snprintf(p2, sizeof(p2), "%s/report.md", dir2);
+	char *a = fs_read_all(p1, NULL, err, sizeof(err)), *b = fs_read_all(p2, NULL, err, sizeof(err));
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	assert_true(svg_ok(dir2, "returns.svg"));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void ctrl_c_during_compare_still_writes_the_report(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/th_cli_XXXXXX", path[300], err[256], cmd[400];
+	assert_non_null(mkdtemp(dir));
+	int errpipe[2];
+	assert_int_equal(pipe(errpipe), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 1);
+		dup2(errpipe[1], 2);
+		close(errpipe[0]);
+		execl(taskhop_bin(), taskhop_bin(), "compare", "darts", "--no-bpf", "--policies",
+		      "sticky,shared", "--repeat", "200", "--workers", "2", "--small", "1e5", "--large",
+		      "1e6", "--out", dir, (char *)NULL);
+		_exit(127);
+	}
+	close(errpipe[1]);
+	/* wait for the first progress line, then interrupt as a terminal would */
+	char buf[4096];
+	size_t n = 0;
+	while (n + 1 < sizeof(buf) && !strstr(buf, "[  1/")) {
+		ssize_t k = read(errpipe[0], buf + n, sizeof(buf) - 1 - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		buf[n] = 0;
+	}
+	assert_non_null(strstr(buf, "[  1/"));
+	kill(pid, SIGINT);
+	while (read(errpipe[0], buf, sizeof(buf)) > 0)
+		;
+	close(errpipe[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 130);
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	struct json *r = json_parse_file(path, err, sizeof(err));
+	if (!r)
+		fail_msg("%s", err);
+	assert_true(json_get(r, "interrupted")->b);
+	size_t runs = json_len(json_get(r, "runs"));
+	assert_true(runs >= 1 && runs < 400);
+	json_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bad_input_gives_one_line_and_exit_2),
+		cmocka_unit_test(unwritable_out_writes_nothing),
+		cmocka_unit_test(corrupt_report_json_is_rejected),
+		cmocka_unit_test(help_and_version_succeed_with_examples),
+		cmocka_unit_test(isprime_counts_the_same_primes_in_every_mode),
+		cmocka_unit_test(compare_writes_a_complete_report_that_rerenders),
+		cmocka_unit_test(ctrl_c_during_compare_still_writes_the_report),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
