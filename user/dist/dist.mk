@@ -19,3 +19,16 @@ $(B)/libthdist_mpi.so: user/dist/mpi/th_mpi_plugin.c user/dist/dist_int.h user/d
 install: install-dist-mpi
 install-dist-mpi: $(DIST_MPI_PLUGIN)
 	$(if $(DIST_MPI_PLUGIN),install -d $(DESTDIR)$(PREFIX)/lib/taskhop && install -m 644 $(DIST_MPI_PLUGIN) $(DESTDIR)$(PREFIX)/lib/taskhop/,@echo "install: no mpicc, the MPI transport plugin was not built")
+
+# ---- make bench: the article's Leibniz pmap, serial vs 2 processes vs mpirun -n 3 ----
+# tools/bench/leibniz_bench.c runs `taskhop run leibniz --procs 2` (which also times the
+# serial map in the same process) LZ_BENCH_REPS times, prints medians as
+# `bench: NAME VALUE UNIT`, then `mpirun -n 3 taskhop run leibniz --mpi`.
+LZ_BENCH := $(B)/leibniz_bench
+all: $(LZ_BENCH)
+$(LZ_BENCH): $(B)/obj/tools/bench/leibniz_bench.c.o $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS)
+
+bench:: $(LZ_BENCH) $(TASKHOP) $(DIST_MPI_PLUGIN)
+	@echo "== leibniz pmap (user/dist): 2 x 10^8 terms, serial vs 2 worker processes vs mpirun -n 3"
+	@$(LZ_BENCH) $${LZ_BENCH_REPS:-5} $(B)/taskhop

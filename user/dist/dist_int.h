@@ -21,10 +21,12 @@ struct th_worker_link;
  * large result. */
 struct th_dist_out {
 	char *buf;
-	size_t len, cap;
+	size_t room;          /* bytes kept free at the front of buf for a frame header */
+	size_t len, cap;      /* len bytes of output at buf + room */
 	uint64_t call_id;
-	/* NULL: keep all bytes. Else sends buf[0..len) and empties it; last
-	 * marks the final piece. 0 or -1. */
+	/* NULL: keep all bytes. Else sends the piece (the header is written
+	 * into the room, so the bytes are never copied) and hands buf over to
+	 * the link; last marks the final piece. 0 or -1. */
 	int (*flush)(struct th_dist_out *o, bool last);
 	const struct th_worker_link *link;
 	int write_failed;

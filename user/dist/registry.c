@@ -101,10 +101,11 @@ void th_bytes_free(struct th_bytes *b)
 /* ---- the output stream ---------------------------------------------------- */
 static int out_reserve(th_dist_out *o, size_t extra)
 {
-	if (o->len + extra <= o->cap)
+	if (o->room + o->len + extra <= o->cap)
 		return 0;
-	size_t cap = o->cap ? o->cap : 4096;
-	while (cap < o->len + extra)
+	/* a streaming output needs one piece; a kept one grows by doubling */
+	size_t cap = o->flush ? o->room + TH_FRAME_PART_BYTES : o->cap ? o->cap : 4096;
+	while (cap < o->room + o->len + extra)
 		cap *= 2;
 	char *b = realloc(o->buf, cap);
 	if (!b)
@@ -129,7 +130,7 @@ int th_dist_write(th_dist_out *o, const void *data, size_t len)
 			snprintf(o->err, sizeof o->err, "out of memory for a %zu-byte result", o->len + take);
 			return -1;
 		}
-		memcpy(o->buf + o->len, p, take);
+		memcpy(o->buf + o->room + o->len, p, take);
 		o->len += take;
 		p += take;
 		len -= take;

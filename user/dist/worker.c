@@ -27,8 +27,17 @@ static int send_frame(const struct th_worker_link *link, uint16_t type, uint64_t
  * computing; the last piece is the RESULT. */
 static int flush_out(th_dist_out *o, bool last)
 {
-	int rc = send_frame(o->link, last ? TH_FR_RESULT : TH_FR_PART, o->call_id, o->buf, o->len);
-	o->len = 0;
+	if (!o->buf && !(o->buf = malloc(o->room))) /* an empty result */
+		return -1;
+	struct th_frame_hdr h = {
+		.magic = TH_FRAME_MAGIC, .version = TH_FRAME_VERSION,
+		.type = last ? TH_FR_RESULT : TH_FR_PART, .call_id = o->call_id,
+		.body_len = (uint32_t)o->len,
+	};
+	memcpy(o->buf, &h, sizeof h);
+	int rc = o->link->send(o->buf, sizeof h + o->len); /* the link takes buf */
+	o->buf = NULL;
+	o->cap = o->len = 0;
 	return rc;
 }
 
@@ -50,7 +59,7 @@ static int run_one(const struct th_worker_link *link, const char *name, th_dist_
 	if (!fn)
 		return send_error(link, id, "unknown function '%s' on worker pid %d (not registered with TH_EVERYWHERE there)",
 				  name, (int)getpid());
-	th_dist_out o = { .call_id = id, .flush = flush_out, .link = link };
+	th_dist_out o = { .room = sizeof(struct th_frame_hdr), .call_id = id, .flush = flush_out, .link = link };
 	int rc = fn(arg, len, &o);
 	int sent;
 	if (o.write_failed) {
