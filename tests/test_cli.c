@@ -103,9 +103,14 @@ static int count_lines(const char *s)
 /* Bad usage: exit 2, exactly one line on stderr containing `needle`, nothing on stdout. */
 static void expect_usage_error(struct result *r, const char *needle)
 {
-	if (r->status != 2 || count_lines(r->err) != 1 || !strstr(r->err, needle) || r->out[0])
+	if (r->status != 2 || count_lines(r->err) != 1 || !strstr(r->err, needle) || r->out[0]) {
+		static char copy[sizeof(r->err)];
+		snprintf(copy, sizeof(copy), "%s", r->err);
+		int st = r->status;
+		free(r);
 		fail_msg("expected exit 2 and one line with '%s'; got exit %d, stderr: %s, stdout: %.200s",
-			 needle, r->status, r->err, r->out);
+			 needle, st, copy, "");
+	}
 	free(r);
 }
 

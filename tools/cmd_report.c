@@ -10,7 +10,7 @@
 static void report_help(FILE *f)
 {
 	fprintf(f,
-		"usage: taskhop report DIR|FILE.json [--out DIR] [--no-files]\n"
+		"usage: taskhop report DIR|FILE.json [--out DIR] [--no-files] [--bench]\n"
 		"\n"
 		"Reads DIR/report.json (written by 'taskhop compare') or a run JSON (written by\n"
 		"'taskhop run --json'), prints the summary, and re-renders report.md, report.html,\n"
@@ -18,21 +18,77 @@ static void report_help(FILE *f)
 		"\n"
 		"  --out DIR    write the rendered files there (default: the JSON's directory)\n"
 		"  --no-files   only print the summary\n"
+		"  --bench      print the report's key figures as 'bench: NAME VALUE UNIT' lines\n"
+		"               instead (what 'make bench' shows)\n"
 		"\n"
 		"example:\n"
 		"  taskhop compare darts --policies sticky,shared --repeat 2 --small 1e5 --large 1e7 --no-bpf --out /tmp/r\n"
 		"  taskhop report /tmp/r\n");
 }
 
+/* Policies that move tasks between workers in user space: everything but sticky (never moves)
+ * and kthread (the kernel moves threads) and the serial baseline. */
+static bool user_migrating(const char *p)
+{
+	return strcmp(p, "sticky") && strcmp(p, "kthread") && strcmp(p, REPORT_SERIAL);
+}
+
+static double med(const struct json *pol, const char *m)
+{
+	return json_get_num(json_get(pol, m), "median", -1);
+}
+
+/* The issue's targets: best migrating policy's mean completion vs the SPT ideal and vs
+ * sticky (darts-like reports), and speedup over the serial baseline (isprime-like). */
+static void print_bench(const struct json *r)
+{
+	const char *wl = json_get_str(r, "workload", "?");
+	const struct json *pols = json_get(r, "policies");
+	double serial = med(json_get(pols, REPORT_SERIAL), "wall_s");
+	double sticky = med(json_get(pols, "sticky"), "mean_completion_s");
+	const char *best = NULL;
+	double best_mean = 0, best_ratio = 0;
+	for (size_t i = 0; i < json_len(pols); i++) {
+		const char *name = pols->keys[i];
+		const struct json *p = json_at(pols, i);
+		if (serial > 0) {
+			double w = med(p, "wall_s");
+			if (strcmp(name, REPORT_SERIAL) == 0)
+				printf("bench: %s_serial_wall %.3f s\n", wl, w);
+			else
+				printf("bench: %s_speedup_%s %.3f x\n", wl, name, serial / w);
+			continue;
+		}
+		double m = med(p, "mean_completion_s"), ri = med(p, "ratio_to_ideal");
+		printf("bench: %s_mean_completion_%s %.4f s\n", wl, name, m);
+		if (ri > 0)
+			printf("bench: %s_mean_over_ideal_%s %.3f ratio\n", wl, name, ri);
+		if (user_migrating(name) && ri > 0 && (!best || m < best_mean)) {
+			best = name;
+			best_mean = m;
+			best_ratio = ri;
+		}
+	}
+	if (best) {
+		printf("# %s: best migrating policy (lowest median mean completion): %s\n", wl, best);
+		printf("bench: %s_best_migrating_over_ideal %.3f ratio\n", wl, best_ratio);
+		if (sticky > 0)
+			printf("bench: %s_best_migrating_over_sticky %.3f ratio\n", wl, best_mean / sticky);
+	}
+}
+
 int cmd_report(int argc, char **argv)
 {
 	const char *src = NULL, *out = NULL;
-	bool files = true;
+	bool files = true, bench = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			report_help(stdout);
 			return 0;
 		} else if (strcmp(argv[i], "--no-files") == 0) {
+			files = false;
+		} else if (strcmp(argv[i], "--bench") == 0) {
+			bench = true;
 			files = false;
 		} else if (strcmp(argv[i], "--out") == 0) {
 			if (i + 1 >= argc)
@@ -68,17 +124,23 @@ int cmd_report(int argc, char **argv)
 	if (!j)
 		return cli_usage("report", "%s", err);
 	bool single = !json_get(j, "taskhop_report") && json_get(j, "tasks");
-	if (single) {
+	if (single && !bench) {
 		report_run_text(j, stdout);
 		fputc('\n', stdout);
-		j = report_from_run(j);
 	}
+	if (single)
+		j = report_from_run(j);
 	if (report_validate(j, err, sizeof(err))) {
 		json_free(j);
 		return cli_usage("report", "%s: %s", path, err);
 	}
 	/* Older or hand-edited reports: the policy figures are always recomputed from runs. */
 	report_aggregate(j);
+	if (bench) {
+		print_bench(j);
+		json_free(j);
+		return 0;
+	}
 	report_text(j, stdout);
 	int rc = 0;
 	if (files) {

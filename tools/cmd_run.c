@@ -412,7 +412,8 @@ struct json *cli_execute(const struct cli_run *o, int argc, char **argv, int *rc
 	if (wrc != 0) {
 		*rc = cli_fail("run", "%s: %s", o->wl->name, err[0] ? err : "failed");
 	} else {
-		qsort(log.r, log.n, sizeof(*log.r), cmp_run);
+		if (log.n)
+			qsort(log.r, log.n, sizeof(*log.r), cmp_run);
 		add_log_rows(&res, &log);
 		run = build_run(o, &res, workers, tids, &log, rec, wall, runtime, argc, argv);
 	}

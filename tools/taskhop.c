@@ -38,7 +38,8 @@ static void usage(FILE *f)
 		   "  taskhop report /tmp/r\n");
 }
 
-/* "--opt=value" -> "--opt" "value", so every subcommand parses one form. */
+/* "--opt=value" -> "--opt" "value", so every subcommand parses one form. The option names
+ * are cut in place (argv strings are writable), so nothing needs freeing but the array. */
 static char **split_equals(int argc, char **argv, int *nargc)
 {
 	char **out = calloc((size_t)argc * 2 + 1, sizeof(char *));
@@ -48,8 +49,8 @@ static char **split_equals(int argc, char **argv, int *nargc)
 	for (int i = 0; i < argc; i++) {
 		char *eq = strncmp(argv[i], "--", 2) == 0 ? strchr(argv[i], '=') : NULL;
 		if (eq && eq != argv[i] + 2) {
-			char *name = strndup(argv[i], (size_t)(eq - argv[i]));
-			out[n++] = name ? name : argv[i];
+			*eq = 0;
+			out[n++] = argv[i];
 			out[n++] = eq + 1;
 		} else {
 			out[n++] = argv[i];
@@ -86,8 +87,9 @@ int main(int argc, char **argv)
 			char **args = split_equals(argc - 1, argv + 1, &n);
 			if (!args)
 				return cli_fail(cmd, "out of memory");
-			/* args is kept to the end: subcommands keep pointers into it */
-			return subcommands[i].fn(n, args);
+			int rc = subcommands[i].fn(n, args);
+			free(args);
+			return rc;
 		}
 	}
 	fprintf(stderr, "taskhop: unknown command '%s' (try 'taskhop --help')\n", cmd);

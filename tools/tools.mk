@@ -17,3 +17,24 @@ $(B)/obj/tools/workload.c.o: $(B)/wl_registry.h
 # taskhop.c dispatches `taskhop record` only when the recorder's subcommand exists.
 $(B)/obj/tools/taskhop.c.o: CPPFLAGS += $(if $(wildcard tools/cmd_record.c),-DTASKHOP_HAVE_CMD_RECORD)
 $(B)/obj/tools/taskhop.c.o: $(wildcard tools/cmd_record.c)
+
+# BPF needs root; anyone else gets the same report with the kernel-only fields null.
+TASKHOP_NOBPF := $(if $(filter 0,$(shell id -u)),,--no-bpf)
+
+# The README's main job: the article's darts experiment on four policies, 5 repeats each.
+demo::
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	$(B)/taskhop compare darts --policies sticky,shared,multiqueue,steal --repeat 5 --out report/ $(TASKHOP_NOBPF)
+
+# The issue's targets, on 2 workers, without BPF (it measures the scheduler, not the recorder):
+# isprime dynamic-split speedup over --serial; darts best migrating policy vs ideal and sticky.
+bench:: $(TASKHOP)
+	@$(B)/taskhop compare isprime --policies shared --repeat 3 --workers 2 --no-bpf \
+		--out $(B)/bench/isprime >/dev/null
+	@$(B)/taskhop report $(B)/bench/isprime --bench
+	@$(B)/taskhop compare isprime --policies shared --repeat 3 --workers 2 --no-bpf --split static \
+		--out $(B)/bench/isprime-static >/dev/null
+	@$(B)/taskhop report $(B)/bench/isprime-static --bench | sed 's/isprime_/isprime_static_/'
+	@$(B)/taskhop compare darts --repeat 5 --workers 2 --no-bpf --out $(B)/bench/darts >/dev/null
+	@$(B)/taskhop report $(B)/bench/darts --bench

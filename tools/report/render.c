@@ -111,12 +111,15 @@ void report_run_text(const struct json *run, FILE *f)
 	}
 	double mean = json_get_num(run, "mean_completion_s", NAN);
 	double ideal = json_get_num(run, "ideal_mean_completion_s", NAN);
-	fprintf(f, "mean completion %.3f s   makespan %.3f s   ideal (SPT) %s s",
-		mean, json_get_num(run, "makespan_s", NAN),
-		fmt_num(b[0], 32, json_get(run, "ideal_mean_completion_s"), "%.3f", 1));
-	if (ideal > 0)
-		fprintf(f, "   mean/ideal %.2f", mean / ideal);
-	fprintf(f, "\nwall %.3f s   peak RSS %.0f KiB\n", json_get_num(run, "wall_s", NAN),
+	if (json_len(tasks)) {
+		fprintf(f, "mean completion %.3f s   makespan %.3f s   ideal (SPT) %s s",
+			mean, json_get_num(run, "makespan_s", NAN),
+			fmt_num(b[0], 32, json_get(run, "ideal_mean_completion_s"), "%.3f", 1));
+		if (ideal > 0)
+			fprintf(f, "   mean/ideal %.2f", mean / ideal);
+		fputc('\n', f);
+	}
+	fprintf(f, "wall %.3f s   peak RSS %.0f KiB\n", json_get_num(run, "wall_s", NAN),
 		json_get_num(run, "peak_rss_kb", 0));
 	const char *sum = json_get_str(run, "summary", "");
 	if (*sum)
