@@ -114,6 +114,13 @@ int rec_handle_event(void *ctx, void *data, size_t len)
 
 /* ---- sorting helpers ---------------------------------------------------------- */
 
+/* qsort, but fine with an empty (NULL) array */
+static void sort_n(void *p, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(p, n, size, cmp);
+}
+
 #define CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
 
 static int ival_cmp(const void *x, const void *y)
@@ -178,8 +185,8 @@ static int build_runs(struct th_record *r)
 		struct th_rec_run *x = VAT(r->runs, struct th_rec_run, i);
 		keys[i] = (struct task_key){ x->pid, x->task_id, x->start_ns, i };
 	}
-	qsort(keys, nlog, sizeof(*keys), tkey_cmp);
-	qsort(r->uruns.p, nu, sizeof(struct rec_usdt_run), urun_task_cmp);
+	sort_n(keys, nlog, sizeof(*keys), tkey_cmp);
+	sort_n(r->uruns.p, nu, sizeof(struct rec_usdt_run), urun_task_cmp);
 	size_t k = 0;
 	for (size_t i = 0; i < nu;) {
 		struct rec_usdt_run *u = VAT(r->uruns, struct rec_usdt_run, i);
@@ -372,7 +379,7 @@ static int run_task_cmp(const void *x, const void *y)
 static struct th_rec_task *find_task(struct th_record *r, int pid, uint64_t id)
 {
 	struct th_rec_task key = { .pid = pid, .task_id = id };
-	return bsearch(&key, r->tasks.p, r->tasks.n, sizeof(key), task_cmp);
+	return r->tasks.n ? bsearch(&key, r->tasks.p, r->tasks.n, sizeof(key), task_cmp) : NULL;
 }
 
 /* Per task: runs, hops, CPU sequence (total and kernel-caused changes), CPUs. */
@@ -387,7 +394,7 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		idx[i] = (struct task_key){ runs[i].pid, runs[i].task_id, runs[i].start_ns, i };
-	qsort(idx, n, sizeof(*idx), tkey_cmp);
+	sort_n(idx, n, sizeof(*idx), tkey_cmp);
 	int prev_worker = -1;
 	for (size_t i = 0; i < n; i++) {
 		struct th_rec_run *x = &runs[idx[i].idx];
@@ -405,7 +412,7 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 		t->preemptions += acc[idx[i].idx].preempt;
 	}
 	free(idx);
-	qsort(segs->p, segs->n, sizeof(struct seg), seg_cmp);
+	sort_n(segs->p, segs->n, sizeof(struct seg), seg_cmp);
 	for (size_t i = 0; i < segs->n; i++) {
 		struct seg *g = VAT(*segs, struct seg, i);
 		struct th_rec_task *t = find_task(r, g->pid, g->task);
@@ -507,7 +514,7 @@ int rec_analyse(struct th_record *r)
 	if (!r->runs_built) {
 		if (build_runs(r) != 0)
 			goto oom;
-		qsort(r->ivals.p, r->ivals.n, sizeof(struct rec_ival), ival_cmp);
+		sort_n(r->ivals.p, r->ivals.n, sizeof(struct rec_ival), ival_cmp);
 		for (size_t i = 0; i < r->migs.n; i++) {
 			struct th_rec_migration *m = VAT(r->migs, struct th_rec_migration, i);
 			m->worker = worker_of(r, m->pid, m->tid);
@@ -515,7 +522,7 @@ int rec_analyse(struct th_record *r)
 	}
 	if (add_binds(r) != 0)
 		goto oom;
-	qsort(r->runs.p, r->runs.n, sizeof(struct th_rec_run), run_thread_cmp);
+	sort_n(r->runs.p, r->runs.n, sizeof(struct th_rec_run), run_thread_cmp);
 	struct run_acc *acc = calloc(r->runs.n + 1, sizeof(*acc));
 	struct vec segs = VEC(struct seg);
 	if (!acc)
@@ -545,10 +552,10 @@ int rec_analyse(struct th_record *r)
 	vec_free(&segs);
 	if (rc != 0 || worker_figures(r) != 0)
 		goto oom;
-	qsort(r->tasks.p, r->tasks.n, sizeof(struct th_rec_task), task_cmp);
-	qsort(r->workers.p, r->workers.n, sizeof(struct th_rec_worker), worker_cmp);
+	sort_n(r->tasks.p, r->tasks.n, sizeof(struct th_rec_task), task_cmp);
+	sort_n(r->workers.p, r->workers.n, sizeof(struct th_rec_worker), worker_cmp);
 	/* timelines want runs in time order */
-	qsort(r->runs.p, r->runs.n, sizeof(struct th_rec_run), run_task_cmp);
+	sort_n(r->runs.p, r->runs.n, sizeof(struct th_rec_run), run_task_cmp);
 	r->analysed = 1;
 	return 0;
 oom:
