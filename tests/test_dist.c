@@ -556,6 +556,13 @@ static void a_worker_cut_off_inside_a_frame_is_reported(void **state)
 	assert_true(no_children_left());
 }
 
+static void *wait_flag(void *arg)
+{
+	while (!__atomic_load_n((int *)arg, __ATOMIC_ACQUIRE))
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	return NULL;
+}
+
 static void bad_pool_sizes_and_threads_are_refused(void **state)
 {
 	(void)state;
@@ -571,8 +578,16 @@ static void bad_pool_sizes_and_threads_are_refused(void **state)
 	cfg.workers = 2;
 	assert_int_equal(th_runtime_start(&cfg), 0);
 	assert_int_equal(th_procs_start(2), -1);
-	assert_non_null(strstr(th_dist_last_error(), "other thread"));
+	assert_non_null(strstr(th_dist_last_error(), "runtime runs in this process"));
 	th_runtime_stop();
+	/* any other thread too */
+	pthread_t t;
+	int go = 0;
+	pthread_create(&t, NULL, wait_flag, &go);
+	assert_int_equal(th_procs_start(2), -1);
+	assert_non_null(strstr(th_dist_last_error(), "other thread"));
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
 	assert_int_equal(th_procs_start(1), 0);
 	assert_int_equal(th_procs_start(1), -1);
 	assert_non_null(strstr(th_dist_last_error(), "already running"));

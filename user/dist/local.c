@@ -1,6 +1,7 @@
 /* local.c — the default transport: worker processes forked from the driver, one
  * socketpair each, frames written whole; a hang-up (EOF) is how the driver learns a worker died. */
 #include "dist_int.h"
+#include "taskhop.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -173,9 +174,16 @@ static const struct th_dist_transport local_transport = {
 	.finish = local_finish,
 };
 
-/* Threads other than this one: fork would copy their locks but not them. */
+/* Threads other than this one: fork would copy their locks but not them.
+ * ThreadSanitizer runs a background thread of its own once any thread has
+ * existed; it is not ours to worry about. */
 static int other_threads(void)
 {
+#ifdef __SANITIZE_THREAD__
+	const int hidden = 1;
+#else
+	const int hidden = 0;
+#endif
 	char buf[512];
 	FILE *f = fopen("/proc/self/status", "r");
 	int threads = 1;
@@ -185,12 +193,17 @@ static int other_threads(void)
 		if (sscanf(buf, "Threads: %d", &threads) == 1)
 			break;
 	fclose(f);
-	return threads - 1;
+	return threads - 1 - hidden > 0 ? threads - 1 - hidden : 0;
 }
 
 int th_dist__local_start(int n, const struct th_procs_config *cfg, pid_t *out_pids,
 			 const struct th_dist_transport **tr)
 {
+	if (th_nworkers() > 0) {
+		th_dist__set_error("cannot fork worker processes while the task runtime runs in this process "
+				   "(start them before th_runtime_start)");
+		return -1;
+	}
 	int others = other_threads();
 	if (others > 0) {
 		th_dist__set_error("cannot fork worker processes: this process already runs %d other thread%s "
