@@ -362,7 +362,7 @@ static void text_table_shows_ratio_to_ideal_and_sticky(void **state)
 	char *line = strstr(t, "\nshared");
 	assert_non_null(line);
 	assert_non_null(strstr(line, "0.60"));
-	assert_non_null(strstr(t, "xsticky"));
+	assert_non_null(strstr(t, "x sticky"));
 	free(t);
 	json_free(r);
 }

@@ -242,8 +242,10 @@ static void progress(int k, int total, const struct json *run, double elapsed)
 	double mean = json_get_num(run, "mean_completion_s", 0);
 	double ideal = json_get_num(run, "ideal_mean_completion_s", 0);
 	double wall = json_get_num(run, "wall_s", 0);
-	fprintf(stderr, "[%*d/%d] %-10s seed %-3.0f mean completion %.3f s", total >= 100 ? 3 : 2, k,
-		total, json_get_str(run, "policy", "?"), json_get_num(run, "seed", 0), mean);
+	fprintf(stderr, "[%*d/%d] %-10s seed %-3.0f", total >= 100 ? 3 : 2, k, total,
+		json_get_str(run, "policy", "?"), json_get_num(run, "seed", 0));
+	if (json_is_num(json_get(run, "mean_completion_s")))
+		fprintf(stderr, " mean completion %.3f s", mean);
 	if (ideal > 0)
 		fprintf(stderr, " (x%.2f ideal)", mean / ideal);
 	double eta = k ? elapsed / k * (total - k) : 0;

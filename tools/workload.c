@@ -103,20 +103,27 @@ int fig_gnuplot(const char *dir, const char *name, int width, int height, const 
 		return -1;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	/* gnuplot's warnings (empty ranges of all-zero panels, ...) are noise on success;
+	 * they are kept in a temp file and the last line is shown only on failure. */
+	FILE *log = tmpfile();
 	int fds[2];
-	if (pipe(fds) != 0) {
+	if (!log || pipe(fds) != 0) {
+		if (log)
+			fclose(log);
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -1;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
+		fclose(log);
 		close(fds[0]);
 		close(fds[1]);
 		return -1;
 	}
 	if (pid == 0) {
 		dup2(fds[0], 0);
+		dup2(fileno(log), 2);
 		close(fds[0]);
 		close(fds[1]);
 		execlp("gnuplot", "gnuplot", (char *)NULL);
@@ -140,11 +147,19 @@ int fig_gnuplot(const char *dir, const char *name, int width, int height, const 
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		snprintf(err, errlen, "gnuplot failed drawing %s (exit %d)", path,
-			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		char line[256] = "", last[256] = "";
+		rewind(log);
+		while (fgets(line, sizeof(line), log))
+			if (strspn(line, " \t\n^") != strlen(line))
+				snprintf(last, sizeof(last), "%s", line);
+		last[strcspn(last, "\n")] = 0;
+		snprintf(err, errlen, "gnuplot failed drawing %s (exit %d)%s%s", path,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, last[0] ? ": " : "", last);
+		fclose(log);
 		unlink(tmp);
 		return -1;
 	}
+	fclose(log);
 	if (rename(tmp, path) != 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		unlink(tmp);

@@ -71,6 +71,17 @@ static void gp_str(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
+/* Whether any run of the policy has tasks (a serial baseline has none: nothing to draw). */
+static bool has_tasks(const struct json *runs, const char *policy)
+{
+	for (size_t r = 0; r < json_len(runs); r++) {
+		const struct json *run = json_at(runs, r);
+		if (strcmp(json_get_str(run, "policy", ""), policy) == 0 && json_len(json_get(run, "tasks")))
+			return true;
+	}
+	return false;
+}
+
 /* 1. The article's return-time plot: completion time vs task number, one line per run. */
 static int fig_returns(const struct json *report, const char *dir, struct report_figs *figs)
 {
@@ -97,10 +108,14 @@ static int fig_returns(const struct json *report, const char *dir, struct report
 		fprintf(b.f, "EOD\n");
 	}
 	fprintf(b.f, "plot ");
+	bool first = true;
 	for (size_t p = 0; p < json_len(pols); p++) {
-		fprintf(b.f, "%s$p%zu with linespoints lw 1.5 pt 7 ps 0.5 lc rgb '%s' title ", p ? ", " : "",
-			p, report_policy_colour((int)p));
+		if (!has_tasks(runs, pols->keys[p]))
+			continue;
+		fprintf(b.f, "%s$p%zu with linespoints lw 1.5 pt 7 ps 0.5 lc rgb '%s' title ",
+			first ? "" : ", ", p, report_policy_colour((int)p));
 		gp_str(b.f, pols->keys[p]);
+		first = false;
 	}
 	fprintf(b.f, "\n");
 	return draw(dir, "returns.svg", 900, 520, sb_close(&b), figs,
@@ -156,10 +171,14 @@ static void migr_panel(FILE *f, const struct json *runs, const struct json *pols
 		return;
 	}
 	fprintf(f, "plot ");
+	bool first = true;
 	for (size_t p = 0; p < json_len(pols); p++) {
-		fprintf(f, "%s%s using %zu%s lc rgb '%s' title ", p ? ", " : "", block, p + 2,
-			p ? "" : ":xtic(1)", report_policy_colour((int)p));
+		if (!has_tasks(runs, pols->keys[p]))
+			continue;
+		fprintf(f, "%s%s using %zu%s lc rgb '%s' title ", first ? "" : ", ", block, p + 2,
+			first ? ":xtic(1)" : "", report_policy_colour((int)p));
 		gp_str(f, pols->keys[p]);
+		first = false;
 	}
 	fprintf(f, "\n");
 }
@@ -168,7 +187,10 @@ static void migr_panel(FILE *f, const struct json *runs, const struct json *pols
 static int fig_migrations(const struct json *report, const char *dir, struct report_figs *figs)
 {
 	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
-	size_t ntasks = json_len(json_get(json_at(runs, 0), "tasks"));
+	size_t ntasks = 0;
+	for (size_t r = 0; r < json_len(runs); r++)
+		if (json_len(json_get(json_at(runs, r), "tasks")) > ntasks)
+			ntasks = json_len(json_get(json_at(runs, r), "tasks"));
 	if (!ntasks)
 		return 0;
 	struct sbuf b;
@@ -217,6 +239,8 @@ static int fig_speedup(const struct json *report, const char *dir, struct report
 		     "plot $t using 1:3:xtic(2) with boxes lc rgb '#4477aa', "
 		     "$t using 1:3:4:5 with yerrorbars lc rgb 'black' pt -1\n");
 	fprintf(b.f, "set ylabel 'speedup over serial (median times)'\nset key top left\n"
+		     "set yrange [0:%.2f]\n", workers * 1.2);
+	fprintf(b.f,
 		     "plot $t using 1:6:xtic(2) with boxes lc rgb '#228833' notitle, "
 		     "$t using 1:6:(sprintf('%%.2f', $6)) with labels offset 0,0.7 notitle, "
 		     "%.0f with lines dt 2 lc rgb 'black' title 'ideal (%.0f workers)'\n"
@@ -231,7 +255,10 @@ int report_figures(const struct json *report, const char *dir, struct report_fig
 	const struct json *runs = json_get(report, "runs");
 	if (!json_len(runs))
 		return 0;
-	size_t ntasks = json_len(json_get(json_at(runs, 0), "tasks"));
+	size_t ntasks = 0;
+	for (size_t r = 0; r < json_len(runs); r++)
+		if (json_len(json_get(json_at(runs, r), "tasks")) > ntasks)
+			ntasks = json_len(json_get(json_at(runs, r), "tasks"));
 	const struct th_workload *wl = wl_find(json_get_str(report, "workload", ""));
 	if (ntasks >= 2)
 		n += fig_returns(report, dir, figs);

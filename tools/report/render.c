@@ -150,7 +150,8 @@ static int runs_of_first_policy(const struct json *report)
  * makespan, hops and CPU migrations per task. Shared by text and Markdown. */
 struct row {
 	const char *name;
-	char runs[16], mean[64], ideal[16], base[16], span[64], hops[16], migr[16];
+	char runs[16], mean[64], ideal[16], base[16], span[64], hops[16], migr[16], wall[64], speedup[16];
+	char span_med[16], wall_med[16];
 };
 
 static int table_rows(const struct json *report, struct row *rows, int max)
@@ -158,6 +159,7 @@ static int table_rows(const struct json *report, struct row *rows, int max)
 	const struct json *pols = json_get(report, "policies");
 	const char *base = baseline_policy(report);
 	double base_mean = base ? median_of(policy_metric(report, base, "mean_completion_s")) : NAN;
+	double serial = median_of(policy_metric(report, REPORT_SERIAL, "wall_s"));
 	int n = 0;
 	for (size_t i = 0; i < json_len(pols) && n < max; i++, n++) {
 		const struct json *p = json_at(pols, i);
@@ -166,13 +168,18 @@ static int table_rows(const struct json *report, struct row *rows, int max)
 		snprintf(r->runs, sizeof(r->runs), "%.0f", json_get_num(p, "runs", 0));
 		stat_cell(r->mean, sizeof(r->mean), json_get(p, "mean_completion_s"), "%.3f");
 		stat_cell(r->span, sizeof(r->span), json_get(p, "makespan_s"), "%.3f");
+		stat_cell(r->wall, sizeof(r->wall), json_get(p, "wall_s"), "%.3f");
+		double w = median_of(json_get(p, "wall_s")), sm = median_of(json_get(p, "makespan_s"));
+		snprintf(r->span_med, sizeof(r->span_med), isnan(sm) ? "-" : "%.3f", sm);
+		snprintf(r->wall_med, sizeof(r->wall_med), isnan(w) ? "-" : "%.3f", w);
+		snprintf(r->speedup, sizeof(r->speedup), serial > 0 && w > 0 ? "%.2f" : "-", serial / w);
 		double ri = median_of(json_get(p, "ratio_to_ideal"));
 		double m = median_of(json_get(p, "mean_completion_s"));
 		double h = median_of(json_get(p, "worker_hops_per_task"));
 		double c = median_of(json_get(p, "cpu_migrations_per_task"));
 		snprintf(r->ideal, sizeof(r->ideal), isnan(ri) ? "-" : "%.2f", ri);
-		snprintf(r->base, sizeof(r->base), isnan(base_mean) || !(base_mean > 0) ? "-" : "%.2f",
-			 m / base_mean);
+		snprintf(r->base, sizeof(r->base),
+			 isnan(base_mean) || !(base_mean > 0) || isnan(m) ? "-" : "%.2f", m / base_mean);
 		snprintf(r->hops, sizeof(r->hops), isnan(h) ? "-" : "%.2f", h);
 		snprintf(r->migr, sizeof(r->migr), isnan(c) ? "-" : "%.2f", c);
 	}
@@ -183,6 +190,12 @@ static void headline(const struct json *report, FILE *f, const char *pre)
 {
 	const struct json *runs = json_get(report, "runs");
 	const struct json *r0 = json_at(runs, 0);
+	for (size_t i = 0; i < json_len(runs); i++) {
+		if (strcmp(json_get_str(json_at(runs, i), "policy", ""), REPORT_SERIAL) != 0) {
+			r0 = json_at(runs, i);
+			break;
+		}
+	}
 	const struct json *opts = json_get(report, "options");
 	fprintf(f, "%s%s", pre, json_get_str(report, "workload", "?"));
 	for (size_t i = 0; i < json_len(opts); i++)
@@ -202,17 +215,24 @@ void report_text(const struct json *report, FILE *f)
 	int n = table_rows(report, rows, 32);
 	const char *base = baseline_policy(report);
 	char bh[32];
-	snprintf(bh, sizeof(bh), "x%s", base ? base : "base");
+	snprintf(bh, sizeof(bh), "x %s", base ? base : "base");
+	bool serial = json_get(json_get(report, "policies"), REPORT_SERIAL) != NULL;
 	headline(report, f, "");
-	fprintf(f, "%-11s %4s  %-27s %7s %8s  %-27s %9s %9s\n", "policy", "runs",
-		"mean completion s [min,max]", "x ideal", bh, "makespan s [min,max]", "hops/task",
-		"migr/task");
-	for (int i = 0; i < n; i++)
-		fprintf(f, "%-11s %4s  %-27s %7s %8s  %-27s %9s %9s\n", rows[i].name, rows[i].runs,
-			rows[i].mean, rows[i].ideal, rows[i].base, rows[i].span, rows[i].hops,
-			rows[i].migr);
-	fprintf(f, "(median over repeats; x ideal = mean completion / SPT lower bound of the same run;"
-		   " migr = CPU migrations, '-' without BPF)\n");
+	fprintf(f, "%-11s %4s  %-27s %7s %8s %10s %8s", "policy", "runs", "mean completion s [min,max]",
+		"x ideal", bh, "makespan s", "wall s");
+	if (serial)
+		fprintf(f, " %8s", "speedup");
+	fprintf(f, " %9s %9s\n", "hops/task", "migr/task");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%-11s %4s  %-27s %7s %8s %10s %8s", rows[i].name, rows[i].runs, rows[i].mean,
+			rows[i].ideal, rows[i].base, rows[i].span_med, rows[i].wall_med);
+		if (serial)
+			fprintf(f, " %8s", rows[i].speedup);
+		fprintf(f, " %9s %9s\n", rows[i].hops, rows[i].migr);
+	}
+	fprintf(f, "(median over repeats; x ideal = mean completion / SPT lower bound of the same run;%s"
+		   " migr = CPU migrations, '-' without BPF)\n",
+		serial ? " speedup = serial wall / wall;" : "");
 	const char *sum = json_get_str(json_at(json_get(report, "runs"), 0), "summary", "");
 	if (*sum)
 		fprintf(f, "%s%s", sum, sum[strlen(sum) - 1] == '\n' ? "" : "\n");
@@ -232,11 +252,13 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 		json_get_num(m, "cpus", 0), json_get_str(m, "cpu_model", "?"),
 		json_get_str(m, "kernel", "?"), json_get_str(report, "command", ""));
 	fprintf(f, "## Summary (median over repeats, [min, max])\n\n");
-	fprintf(f, "| policy | runs | mean completion s | x ideal | x %s | makespan s | hops/task | "
-		   "CPU migrations/task |\n|---|---|---|---|---|---|---|---|\n", base ? base : "baseline");
+	fprintf(f, "| policy | runs | mean completion s | x ideal | x %s | makespan s | wall s | "
+		   "speedup vs serial | hops/task | CPU migrations/task |\n"
+		   "|---|---|---|---|---|---|---|---|---|---|\n", base ? base : "baseline");
 	for (int i = 0; i < n; i++)
-		fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", rows[i].name, rows[i].runs,
-			rows[i].mean, rows[i].ideal, rows[i].base, rows[i].span, rows[i].hops, rows[i].migr);
+		fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rows[i].name,
+			rows[i].runs, rows[i].mean, rows[i].ideal, rows[i].base, rows[i].span,
+			rows[i].wall, rows[i].speedup, rows[i].hops, rows[i].migr);
 	fprintf(f, "\n*x ideal*: mean completion divided by the shortest-processing-time-first lower "
 		   "bound computed from the same run's measured task work on the same number of workers.\n");
 	const char *sum = json_get_str(json_at(json_get(report, "runs"), 0), "summary", "");
@@ -261,10 +283,12 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 		snprintf(is, sizeof(is), isnan(ideal) ? "-" : "%.4f", ideal);
 		snprintf(ir, sizeof(ir), isnan(ideal) || !(ideal > 0) ? "-" : "%.2f", mean / ideal);
 		snprintf(lost, sizeof(lost), on ? "%.0f" : "(no BPF)", json_get_num(bpf, "lost_events", 0));
-		fprintf(f, "| %zu | %s | %.0f | %.4f | %.4f | %s | %s | %.4f | %.0f | %s |\n", i + 1,
-			json_get_str(r, "policy", "?"), json_get_num(r, "seed", 0), mean,
-			json_get_num(r, "makespan_s", NAN), is, ir, json_get_num(r, "wall_s", NAN),
-			json_get_num(r, "peak_rss_kb", 0), lost);
+		char mc[32], ms[32];
+		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
+		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
+		fprintf(f, "| %zu | %s | %.0f | %s | %s | %s | %s | %.4f | %.0f | %s |\n", i + 1,
+			json_get_str(r, "policy", "?"), json_get_num(r, "seed", 0), mc, ms, is, ir,
+			json_get_num(r, "wall_s", NAN), json_get_num(r, "peak_rss_kb", 0), lost);
 	}
 	fprintf(f, "\nFiles: `report.json` (source of truth; `taskhop report DIR` re-renders this page), "
 		   "`runs.csv` (one row per task per run), `trace.json` (open in https://ui.perfetto.dev).\n");
@@ -333,14 +357,16 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 	html_esc(f, json_get_str(report, "command", ""));
 	fprintf(f, "</code></p>\n<h2>Summary (median over repeats, [min, max])</h2>\n<table>"
 		   "<tr><th>policy</th><th>runs</th><th>mean completion s</th><th>&times; ideal</th>"
-		   "<th>&times; %s</th><th>makespan s</th><th>hops/task</th><th>CPU migrations/task</th></tr>\n",
+		   "<th>&times; %s</th><th>makespan s</th><th>wall s</th><th>speedup vs serial</th>"
+		   "<th>hops/task</th><th>CPU migrations/task</th></tr>\n",
 		base ? base : "baseline");
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "<tr><td>");
 		html_esc(f, rows[i].name);
-		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+			   "<td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			rows[i].runs, rows[i].mean, rows[i].ideal, rows[i].base, rows[i].span,
-			rows[i].hops, rows[i].migr);
+			rows[i].wall, rows[i].speedup, rows[i].hops, rows[i].migr);
 	}
 	fprintf(f, "</table>\n<p>&times; ideal: mean completion divided by the shortest-processing-"
 		   "time-first lower bound from the same run's measured task work.</p>\n");
@@ -371,9 +397,11 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 		snprintf(lost, sizeof(lost), on ? "%.0f" : "no BPF", json_get_num(bpf, "lost_events", 0));
 		fprintf(f, "<tr><td>%zu</td><td>", i + 1);
 		html_esc(f, json_get_str(r, "policy", "?"));
-		fprintf(f, "</td><td>%.0f</td><td>%.4f</td><td>%.4f</td><td>%s</td><td>%.4f</td><td>%s</td></tr>\n",
-			json_get_num(r, "seed", 0), json_get_num(r, "mean_completion_s", NAN),
-			json_get_num(r, "makespan_s", NAN), is, json_get_num(r, "wall_s", NAN), lost);
+		char mc[32], ms[32];
+		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
+		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
+		fprintf(f, "</td><td>%.0f</td><td>%s</td><td>%s</td><td>%s</td><td>%.4f</td><td>%s</td></tr>\n",
+			json_get_num(r, "seed", 0), mc, ms, is, json_get_num(r, "wall_s", NAN), lost);
 	}
 	fprintf(f, "</table>\n</body></html>\n");
 	return 0;

@@ -129,8 +129,9 @@ void report_run_derive(struct json *run)
 		if (work[i] < 0)
 			work_known = false;
 	}
-	json_set_num(run, "mean_completion_s", n ? sum / (double)n : 0);
-	json_set_num(run, "makespan_s", span);
+	/* No tasks (a serial baseline): there is no completion time to report. */
+	json_set(run, "mean_completion_s", n ? json_num(sum / (double)n) : json_null());
+	json_set(run, "makespan_s", n ? json_num(span) : json_null());
 	int w = (int)json_get_num(run, "workers", 1);
 	if (work_known && work)
 		json_set_num(run, "ideal_mean_completion_s", spt_mean_completion(work, (int)n, w, NULL));
