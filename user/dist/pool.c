@@ -486,6 +486,15 @@ void th_procs_stop(void)
 			call_fail(c, "the worker processes were stopped");
 		if (!p->alive)
 			continue;
+		/* A worker busy only with abandoned inputs (a failed pmap's) would
+		 * finish work nobody reads: a local one is stopped at once. */
+		bool wanted = false;
+		for (c = p->inflight.head; c; c = c->next)
+			wanted |= c->owner != OWN_NONE;
+		if (p->inflight.head && !wanted && P.transport == TH_TRANSPORT_LOCAL) {
+			proc_lost(k, true, NULL);
+			continue;
+		}
 		/* a busy worker reads STOP after its current inputs */
 		for (c = p->inflight.head; c; c = c->next)
 			c->owner = c->owner == OWN_FUTURE ? c->owner : OWN_NONE;
