@@ -28,17 +28,23 @@ int lz_figure(const char *dir, const char *name, const double *terms, const doub
 	for (size_t i = 0; i < n; i++)
 		ADD("%.0f %.17g %.6e\n", terms[i], estimate[i], fabs(estimate[i] - M_PI) + 1e-300);
 	ADD("EOD\n");
-	ADD("set multiplot layout 2,1 title 'Leibniz series: 4 sum (-1)^{n+1}/(2n-1), %.0e terms'\n",
-	    terms[n - 1]);
+	/* the title says "2 x 10^8", as the article writes it */
+	double last = terms[n - 1];
+	int e = (int)floor(log10(last));
+	ADD("set multiplot layout 2,1 title 'Leibniz series 4 {/Symbol S} (-1)^{n+1}/(2n-1): %g x 10^{%d} terms'\n",
+	    round(last / pow(10, e) * 100) / 100, e);
 	ADD("set logscale x\nset format x '10^{%%L}'\nset grid\nset key bottom right\n");
-	ADD("set ylabel 'partial sum'\n");
-	ADD("set yrange [%.6f:%.6f]\n", M_PI - 0.02, M_PI + 0.02);
-	ADD("plot $conv using 1:2 with linespoints pt 7 ps 0.3 lc rgb '#1f77b4' title 'estimate', "
-	    "%.15f with lines dt 2 lc rgb '#d62728' title '{/Symbol p}'\n", M_PI);
-	ADD("set xlabel 'terms summed'\nset ylabel '|estimate - {/Symbol p}|'\n");
+	ADD("set ylabel 'partial sum'\nset format y '%%.4f'\n");
+	/* after N terms the sum is within about 1/N of pi: show the last
+	 * three decades of approach, not a flat line */
+	double lo = M_PI - 1.2 / terms[0] - 1e-4, hi = M_PI + 0.2 / terms[0] + 1e-5;
+	ADD("set yrange [%.9f:%.9f]\n", lo, hi);
+	ADD("plot $conv using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'estimate after n terms', "
+	    "%.15f with lines dt 2 lw 2 lc rgb '#d62728' title '{/Symbol p}'\n", M_PI);
+	ADD("set xlabel 'terms summed (n)'\nset ylabel '|estimate - {/Symbol p}|'\n");
 	ADD("set logscale y\nset format y '10^{%%L}'\nset yrange [*:*]\nset key top right\n");
-	ADD("plot $conv using 1:3 with lines lw 2 lc rgb '#1f77b4' title 'error', "
-	    "1/x with lines dt 2 lc rgb '#7f7f7f' title '1/n'\n");
+	ADD("plot 1/x with lines lw 6 lc rgb '#cccccc' title '1/n', "
+	    "$conv using 1:3 with lines lw 2 lc rgb '#1f77b4' title 'error'\n");
 	ADD("unset multiplot\n");
 #undef ADD
 	if (k >= cap) {
