@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,6 +61,9 @@ static void slurp(int fd, char *buf, size_t len)
 	close(fd);
 }
 
+/* When set, the child drops root for this uid before exec (the unprivileged user). */
+static uid_t run_as;
+
 /* Runs taskhop with the NULL-terminated arguments, capturing stdout and stderr. */
 static struct result *run_taskhop(const char *first, ...)
 {
@@ -81,6 +85,8 @@ static struct result *run_taskhop(const char *first, ...)
 	if (pid == 0) {
 		dup2(fo, 1);
 		dup2(fe, 2);
+		if (run_as && (setgroups(0, NULL) || setgid(run_as) || setuid(run_as)))
+			_exit(126);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
@@ -395,6 +401,59 @@ static void ctrl_c_during_compare_still_writes_the_report(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* BPF requested (the default) but not allowed: one line naming the fix, non-zero exit;
+ * --no-bpf gives the same run with the kernel-only fields null. */
+static void unprivileged_run_names_the_fix_or_runs_without_bpf(void **state)
+{
+	(void)state;
+	if (geteuid() == 0)
+		run_as = 65534; /* nobody */
+	if (access(taskhop_bin(), X_OK) != 0) {
+		skip();
+		return;
+	}
+	char dir[] = "/tmp/th_cli_run_XXXXXX", json[300];
+	assert_non_null(mkdtemp(dir));
+	chmod(dir, 0777); /* the unprivileged run writes its JSON here */
+	snprintf(json, sizeof(json), "%s/run.json", dir);
+	struct result *r = run_taskhop("run", "darts", "--small", "1e3", "--large", "1e4", NULL);
+	run_as = 0;
+	if (r->status == 126 || r->status == 127) {
+		free(r);
+		rmdir(dir);
+		skip(); /* cannot drop privileges here, or nobody cannot reach the binary */
+		return;
+	}
+	assert_int_equal(r->status, 1);
+	assert_int_equal(count_lines(r->err), 1);
+	assert_non_null(strstr(r->err, "run as root, or use --no-bpf"));
+	free(r);
+	if (geteuid() == 0)
+		run_as = 65534;
+	r = run_taskhop("run", "darts", "--no-bpf", "--small", "1e3", "--large", "1e4", "--json", json, NULL);
+	run_as = 0;
+	if (r->status != 0)
+		fail_msg("--no-bpf run failed (%d): %s", r->status, r->err);
+	assert_non_null(strstr(r->out, "bpf=off"));
+	free(r);
+	char err[256];
+	struct json *run = json_parse_file(json, err, sizeof(err));
+	assert_non_null(run);
+	assert_false(json_get(json_get(run, "bpf"), "enabled")->b);
+	const struct json *t = json_at(json_get(run, "tasks"), 0);
+	assert_true(json_is_null(json_get(t, "cpu_migrations")));
+	assert_true(json_is_null(json_get(t, "on_cpu_ns")));
+	assert_true(json_is_num(json_get(t, "worker_hops")));
+	json_free(run);
+	/* a single run's JSON renders too */
+	r = run_taskhop("report", json, "--no-files", NULL);
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "mean completion"));
+	free(r);
+	unlink(json);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +462,7 @@ int main(void)
 		cmocka_unit_test(corrupt_report_json_is_rejected),
 		cmocka_unit_test(help_and_version_succeed_with_examples),
 		cmocka_unit_test(isprime_counts_the_same_primes_in_every_mode),
+		cmocka_unit_test(unprivileged_run_names_the_fix_or_runs_without_bpf),
 		cmocka_unit_test(compare_writes_a_complete_report_that_rerenders),
 		cmocka_unit_test(ctrl_c_during_compare_still_writes_the_report),
 	};

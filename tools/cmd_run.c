@@ -449,6 +449,10 @@ int cmd_run(int argc, char **argv)
 			return rc;
 		}
 	}
+	if (!o.quiet && isatty(2))
+		fprintf(stderr, "taskhop run: %s, policy %s, %s workers, seed %llu%s ...\n", o.wl->name,
+			o.cfg.policy ? o.cfg.policy : "shared", o.workers_text,
+			(unsigned long long)o.cfg.seed, o.no_bpf ? ", no BPF" : "");
 	char *full[argc + 2];
 	full[0] = "taskhop";
 	memcpy(full + 1, argv, (size_t)argc * sizeof(*argv));
