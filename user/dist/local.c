@@ -50,6 +50,9 @@ static void child_main(int fd, pid_t driver, const struct th_procs_config *cfg)
 	if (getppid() != driver)
 		_exit(1);
 	signal(SIGPIPE, SIG_IGN);
+	/* Ctrl-C reaches the whole process group: the driver decides what a
+	 * run does about it, its workers just keep serving until told. */
+	signal(SIGINT, SIG_IGN);
 	child_fd = fd;
 	int status = th_dist__worker_main(&child_link, cfg);
 	/* _exit: the driver's atexit handlers and stdio buffers are not ours */
