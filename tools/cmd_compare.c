@@ -20,16 +20,16 @@ static volatile pid_t running_child;
  * Second: stop the current run too (its process group gets SIGINT). */
 static void on_sigint(int sig)
 {
-	(void)sig;
-	interrupts++;
+	/* SIGTERM/SIGHUP: no second chance, the run in progress is stopped at once. */
+	interrupts += sig == SIGINT ? 1 : 2;
 	static const char msg[] = "\ntaskhop compare: stopping after the current run "
 				  "(Ctrl-C again to abort it)\n";
 	if (interrupts == 1) {
 		ssize_t rc = write(2, msg, sizeof(msg) - 1);
 		(void)rc;
-	} else if (running_child > 0) {
-		kill(-running_child, SIGINT);
 	}
+	if (interrupts >= 2 && running_child > 0)
+		kill(-running_child, SIGINT);
 }
 
 static void compare_help(FILE *f)
@@ -293,8 +293,10 @@ int cmd_compare(int argc, char **argv)
 	struct json *runs = (struct json *)json_get(report, "runs");
 	bool serial = wl->baseline_option != NULL;
 	int per_round = c.npolicies + serial, total = (int)c.repeat * per_round, k = 0;
-	struct sigaction sa = { .sa_handler = on_sigint }, old;
-	sigaction(SIGINT, &sa, &old);
+	struct sigaction sa = { .sa_handler = on_sigint }, old[3];
+	sigaction(SIGINT, &sa, &old[0]);
+	sigaction(SIGTERM, &sa, &old[1]);
+	sigaction(SIGHUP, &sa, &old[2]);
 	fprintf(stderr, "taskhop compare: %s, %d policies%s x %llu repeats = %d runs -> %s/\n",
 		c.workload, c.npolicies, serial ? " + serial" : "", (unsigned long long)c.repeat,
 		total, c.out);
@@ -321,7 +323,9 @@ int cmd_compare(int argc, char **argv)
 			progress(++k, total, run, (double)(th_now_ns() - t0) / 1e9);
 		}
 	}
-	sigaction(SIGINT, &old, NULL);
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+	sigaction(SIGHUP, &old[2], NULL);
 	json_set_bool(report, "interrupted", interrupts > 0 || k < total);
 	report_aggregate(report);
 	if (k == 0) {
