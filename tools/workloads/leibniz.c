@@ -761,7 +761,8 @@ const struct th_workload th_workload_leibniz = {
 	.options_help =
 		"  --procs N            pmap over N local worker processes (fork + socketpair)\n"
 		"  --mpi                pmap over MPI ranks: mpirun -n 3 taskhop run leibniz --mpi\n"
-		"                       (rank 0 drives, ranks 1.. are the workers)\n"
+		"                       (rank 0 drives, ranks 1.. are the workers; as root in a\n"
+		"                       container: mpirun --allow-run-as-root --oversubscribe -n 3 ...)\n"
 		"  --serial             the plain serial map in this process\n"
 		"  (none of these)      th_map over the runtime's --workers threads\n"
 		"  --terms N            terms per input (default 1e8)\n"
