@@ -4,6 +4,7 @@
 #define TASKHOP_RECORD_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -62,7 +63,7 @@ struct th_record {
 
 	pthread_t poller;
 	int poller_on;
-	volatile int poller_stop;
+	_Atomic int poller_stop;
 	pthread_mutex_t lock; /* one consumer of the ring buffer at a time */
 
 	int started, stopped, analysed;
