@@ -35,7 +35,7 @@ static void run_help(FILE *f)
 		"workloads: %s ('taskhop run WORKLOAD --help' shows its options)\n"
 		"\n"
 		"example:\n"
-		"  taskhop run darts --policy steal --workers 2 --small 1e6 --large 1e8 --no-bpf\n",
+		"  taskhop run darts --policy shared --workers 2 --small 1e6 --large 1e8 --no-bpf\n",
 		cli_policy_list(pols, sizeof(pols)), cli_workload_list(wls, sizeof(wls)));
 }
 

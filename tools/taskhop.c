@@ -33,7 +33,7 @@ static void usage(FILE *f)
 		fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
 	fprintf(f, "\nexamples:\n"
 		   "  taskhop list\n"
-		   "  taskhop run darts --policy steal --workers 2 --small 1e6 --large 1e8 --no-bpf\n"
+		   "  taskhop run darts --policy shared --workers 2 --small 1e6 --large 1e8 --no-bpf\n"
 		   "  taskhop compare darts --policies sticky,shared --repeat 3 --small 1e6 --large 1e8 --out /tmp/r\n"
 		   "  taskhop report /tmp/r\n");
 }

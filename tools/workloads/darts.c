@@ -267,7 +267,7 @@ const struct th_workload th_workload_darts = {
 	.options_help = "  --small N    draws of each small task (multiple of 10, default 1e7)\n"
 			"  --large N    draws of the one large task (default 1e9)\n"
 			"  --count K    number of small tasks (default 20)\n",
-	.example = "taskhop run darts --policy steal --workers 2 --small 1e6 --large 1e8 --no-bpf",
+	.example = "taskhop run darts --policy shared --workers 2 --small 1e6 --large 1e8 --no-bpf",
 	.params_size = sizeof(struct darts_params),
 	.defaults = darts_defaults,
 	.parse = darts_parse,
