@@ -13,6 +13,8 @@ struct th_stack {
 	void *map;        /* start of the mapping (the guard page) */
 	size_t map_size;  /* guard + usable */
 	void *lo, *hi;    /* usable range, hi is the initial stack top */
+	void *tsan_fiber; /* TSan's context for this stack, reused with it */
+	struct th_ctx resume; /* a cached stack: where its task loop waits (sp NULL: fresh) */
 };
 
 /* Saves callee-saved registers, MXCSR and the x87 control word on the

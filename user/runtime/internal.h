@@ -41,8 +41,6 @@ struct th_task {
 	struct th_rng rng;
 	void *done_waiters;        /* struct th_waiter list, under done_lock */
 	_Atomic int done_lock;
-	void *tsan_fiber;          /* sanitizer bookkeeping for this stack */
-	void *asan_fake_stack;
 
 	/* --- counters --- */
 	uint64_t runs, yields, blocks, worker_hops;
@@ -76,7 +74,6 @@ struct th_worker {
 	/* published slot for the recorder (NULL when off) */
 	volatile uint64_t *slot;
 	void *tsan_fiber;          /* the worker's own fiber under TSan */
-	void *asan_fake_stack;
 	const void *stack_bottom;  /* the worker thread's own stack, for ASan */
 	size_t stack_size;
 	void *altstack;            /* sigaltstack for the stack-overflow report */
@@ -84,7 +81,9 @@ struct th_worker {
 } __attribute__((aligned(64)));
 
 /* A migration policy. push() makes a task runnable and returns the worker
- * that should be woken for it (or -1: any idle worker). pop() gives worker
+ * that should be woken for it (or -1: any idle worker). Once push has put t
+ * in a queue, another worker may run it, finish it and free it: read what
+ * you need from t before queueing it. pop() gives worker
  * w its next task or NULL. `self` is the calling worker, NULL when a plain
  * thread (main, a kthread task) pushes. */
 struct th_policy {
@@ -110,6 +109,7 @@ struct th_runtime {
 	_Atomic int nparked;
 	_Atomic int nspinning;      /* workers looking for work right now */
 	_Atomic uint32_t quiet_word; /* futex: bumped when live_tasks reaches 0 */
+	_Atomic int fence_word;      /* TSan builds: the park/push barrier */
 	_Atomic bool stopping;
 	_Atomic uint32_t rr_next;   /* round-robin placement */
 	struct th_rng place_rng;    /* seeded random placement (under place_lock) */

@@ -35,8 +35,9 @@ static int shared_push(struct th_runtime *rt, struct th_worker *self, struct th_
 	(void)self, (void)why;
 	struct shared *s = rt->policy_data;
 	if (t->sticky) {
-		th_lockq_push(&s->sticky[t->home], t);
-		return t->home;
+		int home = t->home; /* once queued, t may run and end on its worker */
+		th_lockq_push(&s->sticky[home], t);
+		return home;
 	}
 	th_lockq_push(&s->global, t);
 	return -1;

@@ -29,9 +29,10 @@ static int sticky_push(struct th_runtime *rt, struct th_worker *self, struct th_
 	if (t->home < 0)
 		t->home = th__place(rt);
 	t->sticky = true;
+	int home = t->home; /* once queued, t may run and end on its worker */
 	struct th_lockq *q = rt->policy_data;
-	th_lockq_push(&q[t->home], t);
-	return t->home;
+	th_lockq_push(&q[home], t);
+	return home;
 }
 
 static struct th_task *sticky_pop(struct th_runtime *rt, struct th_worker *w)

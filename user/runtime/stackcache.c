@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "stackcache.h"
 
+#include "sanitizer.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +14,12 @@ struct th_stack_cache {
 	int n;
 	struct th_stack stacks[CACHE_MAX];
 };
+
+static void drop(struct th_stack *st)
+{
+	th_tsan_destroy(st->tsan_fiber);
+	th_stack_unmap(st);
+}
 
 struct th_stack_cache *th_stack_cache_new(void)
 {
@@ -23,7 +31,7 @@ void th_stack_cache_free(struct th_stack_cache *c)
 	if (!c)
 		return;
 	while (c->n > 0)
-		th_stack_unmap(&c->stacks[--c->n]);
+		drop(&c->stacks[--c->n]);
 	free(c);
 }
 
@@ -33,9 +41,13 @@ int th_stack_get(struct th_stack_cache *c, struct th_stack *st, size_t size)
 		*st = c->stacks[--c->n];
 		if ((size_t)((char *)st->hi - (char *)st->lo) >= size)
 			return 0;
-		th_stack_unmap(st);
+		drop(st);
 	}
-	return th_stack_map(st, size);
+	if (th_stack_map(st, size) != 0)
+		return -1;
+	/* Creating a TSan fiber is costly; it lives as long as the stack. */
+	st->tsan_fiber = th_tsan_create();
+	return 0;
 }
 
 void th_stack_put(struct th_stack_cache *c, struct th_stack *st)
@@ -43,6 +55,6 @@ void th_stack_put(struct th_stack_cache *c, struct th_stack *st)
 	if (c->n < CACHE_MAX)
 		c->stacks[c->n++] = *st;
 	else
-		th_stack_unmap(st);
+		drop(st);
 	memset(st, 0, sizeof(*st));
 }

@@ -47,6 +47,26 @@ struct th_waiter *th_waiters_take(void **list)
 
 void th__task_block(_Atomic int *lock); /* worker.c */
 
+/* A plain thread's wait. futex word: 0 waiting, 1 woken, 2 asleep. It spins
+ * first: a fetch of a short task is usually answered within microseconds,
+ * and on a VM a futex sleep + wake pair costs more than that. */
+#define THREAD_SPIN_NS 20000
+
+static void wait_as_thread(struct th_waiter *w)
+{
+	uint64_t until = th_now_ns() + THREAD_SPIN_NS;
+	for (unsigned i = 1; atomic_load_explicit(&w->futex, memory_order_acquire) != 1; i++) {
+		th_cpu_relax();
+		if ((i & 63) == 0 && th_now_ns() > until)
+			break;
+	}
+	uint32_t waiting = 0;
+	if (!atomic_compare_exchange_strong(&w->futex, &waiting, 2))
+		return; /* woken while we spun */
+	while (atomic_load_explicit(&w->futex, memory_order_acquire) != 1)
+		th_futex_wait(&w->futex, 2);
+}
+
 void th_block(_Atomic int *lock, void **list)
 {
 	struct th_worker *self = th__self_worker();
@@ -58,8 +78,7 @@ void th_block(_Atomic int *lock, void **list)
 		return;
 	}
 	th_spin_unlock(lock);
-	while (!atomic_load_explicit(&w.futex, memory_order_acquire))
-		th_futex_wait(&w.futex, 0);
+	wait_as_thread(&w);
 }
 
 
@@ -73,8 +92,10 @@ void th_waiter_wake(struct th_waiter *w)
 		th__make_runnable(t, TH_WHY_WAKE);
 		return;
 	}
-	atomic_store_explicit(&w->futex, 1, memory_order_release);
-	th_futex_wake(&w->futex, 1);
+	/* Only a sleeper needs the syscall. If the waiter returns between the
+	 * exchange and the wake, waking a stale address is harmless. */
+	if (atomic_exchange_explicit(&w->futex, 1, memory_order_acq_rel) == 2)
+		th_futex_wake(&w->futex, 1);
 }
 
 void th_waiters_wake_all(struct th_waiter *list)

@@ -12,7 +12,7 @@ struct th_task;
 struct th_waiter {
 	struct th_waiter *next;
 	struct th_task *task;      /* a green task, or NULL for a plain thread */
-	_Atomic uint32_t futex;    /* plain thread: 1 once woken */
+	_Atomic uint32_t futex;    /* plain thread: 0 waiting, 1 woken, 2 asleep */
 };
 
 /* Called with *lock held: appends the caller to *list and blocks it; the

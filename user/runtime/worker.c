@@ -47,34 +47,43 @@ static void publish(struct th_worker *w, uint64_t task_id)
 }
 
 /* From a task back to its current worker's scheduler loop. Returns when the
- * task is next run, on whichever worker that is. */
-static void switch_to_scheduler(struct th_task *t, bool dying)
+ * task is next run, on whichever worker that is. The ASan handle is a local:
+ * it belongs to this suspension, not to the task (which may be gone by the
+ * time a reused stack resumes here). */
+static void switch_to_scheduler(struct th_task *t)
 {
 	struct th_worker *w = th__self_worker();
-	th_san_start_switch(dying ? NULL : &t->asan_fake_stack, w->stack_bottom, w->stack_size);
+	void *fake = NULL;
+	th_san_start_switch(&fake, w->stack_bottom, w->stack_size);
 	th_tsan_switch(w->tsan_fiber);
 	th_ctx_switch(&t->ctx, &w->sched_ctx);
-	th_san_finish_switch(t->asan_fake_stack);
+	th_san_finish_switch(fake);
 }
 
-static void task_entry(void *arg)
+/* The body of every task stack. It never unwinds: when a task ends, its stack
+ * goes back to the cache still parked inside this loop, and the next task to
+ * get the stack resumes it here. Besides sparing a context rebuild, this keeps
+ * TSan's shadow call stack of a reused fiber balanced. */
+static void stack_loop(void *arg)
 {
-	struct th_task *t = arg;
+	(void)arg;
 	th_san_finish_switch(NULL);
-	t->result = t->fn(t->arg);
-	struct th_worker *w = th__self_worker();
-	w->why = TH_WHY_DONE;
-	switch_to_scheduler(t, true);
-	abort(); /* a finished task is never resumed */
+	for (;;) {
+		struct th_task *t = th__self_worker()->cur;
+		t->result = t->fn(t->arg);
+		th__self_worker()->why = TH_WHY_DONE;
+		switch_to_scheduler(t);
+	}
 }
 
 static int prepare_stack(struct th_worker *w, struct th_task *t)
 {
 	if (th_stack_get(w->stacks, &t->stack, w->rt->cfg.stack_size) != 0)
 		return -1;
-	th_asan_unpoison(t->stack.lo, (size_t)((char *)t->stack.hi - (char *)t->stack.lo));
-	th_ctx_make(&t->ctx, &t->stack, task_entry, t);
-	t->tsan_fiber = th_tsan_create();
+	if (t->stack.resume.sp)
+		t->ctx = t->stack.resume;
+	else
+		th_ctx_make(&t->ctx, &t->stack, stack_loop, NULL);
 	return 0;
 }
 
@@ -120,11 +129,12 @@ static void run_task(struct th_worker *w, struct th_task *t)
 	publish(w, t->id);
 	uint64_t start = w->log ? th_now_ns() : 0;
 
-	th_san_start_switch(&w->asan_fake_stack, t->stack.lo,
+	void *fake = NULL;
+	th_san_start_switch(&fake, t->stack.lo,
 			    (size_t)((char *)t->stack.hi - (char *)t->stack.lo));
-	th_tsan_switch(t->tsan_fiber);
+	th_tsan_switch(t->stack.tsan_fiber);
 	th_ctx_switch(&w->sched_ctx, &t->ctx);
-	th_san_finish_switch(w->asan_fake_stack);
+	th_san_finish_switch(fake);
 
 	publish(w, 0);
 	if (w->log)
@@ -139,8 +149,7 @@ static void run_task(struct th_worker *w, struct th_task *t)
 		th_spin_unlock((_Atomic int *)w->after_arg);
 		break;
 	case TH_WHY_DONE:
-		th_tsan_destroy(t->tsan_fiber);
-		t->tsan_fiber = NULL;
+		t->stack.resume = t->ctx; /* the loop waits there for the next task */
 		th_stack_put(w->stacks, &t->stack);
 		th__task_done(w, t);
 		break;
@@ -159,7 +168,7 @@ void th__task_block(_Atomic int *lock)
 	TH_PROBE_TASK_BLOCK(t->id, w->index);
 	w->why = TH_WHY_BLOCK;
 	w->after_arg = (void *)lock;
-	switch_to_scheduler(t, false);
+	switch_to_scheduler(t);
 }
 
 void th_yield(void)
@@ -176,10 +185,23 @@ void th_yield(void)
 	t->yields++;
 	TH_PROBE_TASK_YIELD(t->id, w->index);
 	w->why = TH_WHY_YIELD;
-	switch_to_scheduler(t, false);
+	switch_to_scheduler(t);
 }
 
 /* ---- idling: spin briefly, then park on a futex ---------------------------- */
+
+/* The park/push handshake needs a store-load barrier on both sides. TSan does
+ * not model standalone fences, so under TSan both sides do a seq_cst
+ * read-modify-write of one shared word instead (same guarantee, slower). */
+static inline void store_load_barrier(struct th_runtime *rt)
+{
+#ifdef __SANITIZE_THREAD__
+	atomic_fetch_add_explicit(&rt->fence_word, 0, memory_order_seq_cst);
+#else
+	(void)rt;
+	atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
 
 /* Go's runtime spins before parking because a park/unpark pair costs a few
  * microseconds of syscalls, more than most gaps between tasks. 20 us covers
@@ -208,9 +230,9 @@ static struct th_task *park(struct th_runtime *rt, struct th_worker *w)
 	atomic_store(&w->park_word, 0);
 	atomic_store(&w->parked, 1);
 	atomic_fetch_add(&rt->nparked, 1);
-	/* Pairs with the fence in th__wake_for_work: either the pusher sees us
+	/* Pairs with the barrier in th__wake_for_work: either the pusher sees us
 	 * parked, or we see its task here. */
-	atomic_thread_fence(memory_order_seq_cst);
+	store_load_barrier(rt);
 	struct th_task *t = rt->policy->pop(rt, w);
 	if (!t && !atomic_load(&rt->stopping)) {
 		TH_PROBE_WORKER_PARK(w->index);
@@ -240,14 +262,16 @@ static bool unpark(struct th_runtime *rt, struct th_worker *w)
  * every sleeper for one task is the thundering herd Julia once had. */
 void th__wake_for_work(struct th_runtime *rt, int target)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	struct th_worker *self = th__self_worker();
+	if (self && target == self->index)
+		return; /* queued on ourselves: we are awake */
+	store_load_barrier(rt);
 	if (target >= 0) {
 		unpark(rt, &rt->workers[target]);
 		return;
 	}
 	if (atomic_load(&rt->nspinning) > 0 || atomic_load(&rt->nparked) == 0)
 		return;
-	struct th_worker *self = th__self_worker();
 	int start = self ? self->index + 1 : 0;
 	for (int i = 0; i < rt->nworkers; i++)
 		if (unpark(rt, &rt->workers[(start + i) % rt->nworkers]))
