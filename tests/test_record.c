@@ -624,6 +624,18 @@ static void with_bpf_caps_only_usdt_is_refused_naming_cap_sys_admin(void **state
 	assert_int_equal(in_child(bpf_perfmon_child), 0);
 }
 
+static void without_btf_the_error_names_the_kernel_option(void **state)
+{
+	(void)state;
+	setenv("TASKHOP_BTF_PATH", "/nonexistent/vmlinux", 1);
+	const char *why = th_record_unavailable();
+	unsetenv("TASKHOP_BTF_PATH");
+	assert_non_null(why);
+	print_message("  without BTF: %s\n", why);
+	assert_non_null(strstr(why, "no BTF"));
+	assert_non_null(strstr(why, "CONFIG_DEBUG_INFO_BTF=y; use --no-bpf"));
+}
+
 static void bad_targets_are_refused_with_one_line(void **state)
 {
 	(void)state;
@@ -740,6 +752,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(figures_are_the_same_inside_a_pid_namespace),
 		cmocka_unit_test(without_privileges_the_error_says_run_as_root_or_no_bpf),
 		cmocka_unit_test(with_bpf_caps_only_usdt_is_refused_naming_cap_sys_admin),
+		cmocka_unit_test(without_btf_the_error_names_the_kernel_option),
 		cmocka_unit_test(bad_targets_are_refused_with_one_line),
 		cmocka_unit_test(ctrl_c_detaches_writes_the_recording_and_exits_0),
 		cmocka_unit_test(record_usage_errors_exit_2),

@@ -59,7 +59,8 @@ void th_record_opts_default(struct th_record_opts *o);
 
 /* NULL when this process can record, else one line naming what is missing and the fix:
  * "BPF recording needs root or CAP_BPF+CAP_PERFMON: run as root, or use --no-bpf",
- * no BTF, BPF disabled in the kernel, ... Cheap, no side effects; call before open. */
+ * no BTF, BPF disabled in the kernel, ... Cheap, no side effects; call before open.
+ * (Env TASKHOP_BTF_PATH replaces /sys/kernel/btf/vmlinux in the BTF check, for tests.) */
 const char *th_record_unavailable(void);
 
 /* The error message of the last failed th_record_* call in this thread. */
