@@ -249,7 +249,8 @@ static void progress(int k, int total, const struct json *run, double elapsed)
 	if (ideal > 0)
 		fprintf(stderr, " (x%.2f ideal)", mean / ideal);
 	double eta = k ? elapsed / k * (total - k) : 0;
-	fprintf(stderr, ", wall %.2f s, eta %.0f s\n", wall, eta);
+	fprintf(stderr, "%s wall %.2f s, eta %.0f s\n",
+		json_is_num(json_get(run, "mean_completion_s")) ? "," : "", wall, eta);
 }
 
 int cmd_compare(int argc, char **argv)

@@ -44,6 +44,10 @@ static void print_bench(const struct json *r)
 {
 	const char *wl = json_get_str(r, "workload", "?");
 	const struct json *pols = json_get(r, "policies");
+	const struct json *m = json_get(r, "machine");
+	if (json_is_num(json_get(m, "loadavg_1min")))
+		printf("# %s: 1-min load average %.2f on %.0f CPUs when the runs started\n", wl,
+		       json_get_num(m, "loadavg_1min", 0), json_get_num(m, "cpus", 0));
 	double serial = med(json_get(pols, REPORT_SERIAL), "wall_s");
 	double sticky = med(json_get(pols, "sticky"), "mean_completion_s");
 	const char *best = NULL;

@@ -248,9 +248,11 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 	const struct json *m = json_get(report, "machine");
 	fprintf(f, "# taskhop report: %s\n\n", json_get_str(report, "workload", "?"));
 	headline(report, f, "");
-	fprintf(f, "\nMachine: %.0f CPUs, %s, Linux %s.  \nCommand: `%s`\n\n",
-		json_get_num(m, "cpus", 0), json_get_str(m, "cpu_model", "?"),
-		json_get_str(m, "kernel", "?"), json_get_str(report, "command", ""));
+	fprintf(f, "\nMachine: %.0f CPUs, %s, Linux %s", json_get_num(m, "cpus", 0),
+		json_get_str(m, "cpu_model", "?"), json_get_str(m, "kernel", "?"));
+	if (json_is_num(json_get(m, "loadavg_1min")))
+		fprintf(f, ", 1-min load average %.2f at the start", json_get_num(m, "loadavg_1min", 0));
+	fprintf(f, ".  \nCommand: `%s`\n\n", json_get_str(report, "command", ""));
 	fprintf(f, "## Summary (median over repeats, [min, max])\n\n");
 	fprintf(f, "| policy | runs | mean completion s | x ideal | x %s | makespan s | wall s | "
 		   "speedup vs serial | hops/task | CPU migrations/task |\n"

@@ -63,6 +63,10 @@ struct json *report_machine(void)
 	json_set_num(m, "cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
 	json_set_str(m, "kernel", uname(&u) == 0 ? u.release : "unknown");
 	json_set_str(m, "cpu_model", model);
+	/* Other processes competing for the CPUs distort every timing: keep the evidence. */
+	double load[1];
+	if (getloadavg(load, 1) == 1)
+		json_set_num(m, "loadavg_1min", load[0]);
 	return m;
 }
 

@@ -235,7 +235,7 @@ static int darts_figures(const struct json *report, const char *dir, struct wl_f
 		json_get_str(run, "policy", "?"), json_get_num(run, "seed", 0));
 	fprintf(f, "set xlabel 'sample mean'\nset ylabel 'count'\nset grid\nset yrange [0:*]\n"
 		   "set style fill solid 0.6 border -1\nset boxwidth %.9f absolute\nset key top left\n"
-		   "set format x '%%.4f'\nset xtics rotate by -30\n", width * 0.95);
+		   "set format x '%%.4f'\nset xtics rotate by -30\nset rmargin 8\n", width * 0.95);
 	fprintf(f, "set arrow 1 from %.9f, graph 0 to %.9f, graph 1 nohead lw 3 lc rgb '#ee6677'\n",
 		big_mean, big_mean);
 	fprintf(f, "normal(x) = %d * %.9f / (%.9f * sqrt(2*pi)) * exp(-0.5*((x-0.5)/%.9f)**2)\n", k,
