@@ -35,7 +35,9 @@ int th_dist_fail(th_dist_out *out, const char *fmt, ...) __attribute__((format(p
 int th_everywhere(const char *name, th_dist_fn fn);
 th_dist_fn th_dist_lookup(const char *name); /* NULL if not registered */
 
-/* TH_EVERYWHERE(fn): registers fn under the name "fn" before main() runs. */
+/* TH_EVERYWHERE(fn): registers fn under the name "fn" before main() runs.
+ * From a static library the object must be linked in (something else in it
+ * referenced), or its constructor never runs: then call th_everywhere(). */
 #define TH_EVERYWHERE(fn)                                                    \
 	__attribute__((constructor)) static void th_everywhere_ctor_##fn(void) \
 	{                                                                      \
