@@ -22,7 +22,8 @@ install-dist-mpi: $(DIST_MPI_PLUGIN)
 
 # ---- make bench: the article's Leibniz pmap, serial vs 2 processes vs mpirun -n 3 ----
 # tools/bench/leibniz_bench.c runs `taskhop run leibniz --procs 2` (which also times the
-# serial map in the same process) LZ_BENCH_REPS times, prints medians as
+# serial map in the same process) LZ_BENCH_REPS times, prints the minimum times (as the
+# article's @btime) and median memory as
 # `bench: NAME VALUE UNIT`, then `mpirun -n 3 taskhop run leibniz --mpi`.
 LZ_BENCH := $(B)/leibniz_bench
 all: $(LZ_BENCH)
