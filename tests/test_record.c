@@ -331,12 +331,12 @@ static int child_workload(int argc, char **argv)
 	th_task *tasks[REC_DARTS_MAX];
 	rec_darts_default(&d);
 	if (argc > 3 && strcmp(argv[2], "hold") == 0) {
-		/* one round, then say so in file argv[3], then keep running until killed */
+		/* rounds until killed; after each, creates file argv[3] if it is missing */
 		for (int round = 0;; round++) {
 			int n = rec_darts_run(&d, tasks);
 			for (int i = 0; i < n; i++)
 				th_task_free(tasks[i]);
-			if (round == 0) {
+			if (access(argv[3], F_OK) != 0) { /* (re)created after each round */
 				FILE *f = fopen(argv[3], "w");
 				if (f)
 					fclose(f);
@@ -388,6 +388,53 @@ static void record_command_sees_its_tasks(void **state)
 	for (size_t i = 0; i < nw; i++)
 		assert_int_equal(w[i].worker, (int)i); /* learned from worker_start */
 	assert_int_equal(th_record_lost_events(r), 0);
+	th_record_close(r);
+}
+
+static void wait_for_file(const char *path)
+{
+	for (int i = 0; i < 60000 && access(path, F_OK) != 0; i++)
+		usleep(1000);
+	assert_int_equal(access(path, F_OK), 0);
+}
+
+static void record_pid_follows_a_running_process(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	char marker[128];
+	snprintf(marker, sizeof(marker), "/tmp/taskhop-recp-%d.round", (int)getpid());
+	unlink(marker);
+	fflush(NULL);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		execl(self_exe, self_exe, "--rec-workload", "hold", marker, (char *)NULL);
+		_exit(127);
+	}
+	wait_for_file(marker); /* its runtime runs: the workers started before we attach */
+	struct th_record *r = th_record_open(NULL);
+	assert_int_equal(th_record_attach_pid(r, child), 0);
+	if (th_record_start(r) != 0)
+		fail_msg("%s", th_record_error());
+	for (int i = 0; i < 2; i++) { /* the second round begins after the attach */
+		unlink(marker);
+		wait_for_file(marker);
+	}
+	assert_int_equal(th_record_stop(r), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	unlink(marker);
+	size_t nt, full = 0;
+	const struct th_rec_task *t = th_record_tasks(r, &nt);
+	for (size_t i = 0; i < nt; i++)
+		full += t[i].runs == 11 && t[i].usdt_runs == 11 && t[i].on_cpu_ns > 0;
+	assert_true(full >= 21);
+	for (int w = 0; w < 2; w++) { /* worker indexes learned from task_run */
+		struct th_rec_worker rw;
+		assert_int_equal(th_record_worker(r, child, w, &rw), 0);
+		assert_true(rw.switches > 0);
+	}
 	th_record_close(r);
 }
 
@@ -748,6 +795,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(forced_worker_migration_is_charged_to_the_running_task),
 		cmocka_unit_test(raw_tp_twins_give_the_same_join),
 		cmocka_unit_test(record_command_sees_its_tasks),
+		cmocka_unit_test(record_pid_follows_a_running_process),
 		cmocka_unit_test(one_recording_follows_several_processes),
 		cmocka_unit_test(figures_are_the_same_inside_a_pid_namespace),
 		cmocka_unit_test(without_privileges_the_error_says_run_as_root_or_no_bpf),

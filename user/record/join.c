@@ -341,6 +341,12 @@ static int worker_of(struct th_record *r, int pid, int tid)
 		if (w->pid == pid && w->tid == tid)
 			return w->worker;
 	}
+	/* attached after worker_start (-p): the worker task_run names on this thread */
+	for (size_t i = 0; i < r->uruns.n; i++) {
+		struct rec_usdt_run *u = VAT(r->uruns, struct rec_usdt_run, i);
+		if (u->pid == pid && u->tid == tid)
+			return u->worker;
+	}
 	return -1;
 }
 

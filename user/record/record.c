@@ -173,7 +173,7 @@ int th_record_attach_pid(struct th_record *r, pid_t pid)
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 	ssize_t n = readlink(link, t->exe, sizeof(t->exe) - 1);
 	if (n <= 0) {
-		rec_set_error("cannot read %s: %s (run as root?)", link, strerror(errno));
+		rec_set_error("cannot inspect process %d (%s: %s)", (int)pid, link, strerror(errno));
 		return -1;
 	}
 	t->exe[n] = 0;
