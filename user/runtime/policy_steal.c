@@ -1,0 +1,246 @@
+/* policy_steal.c — work stealing as Go, Tokio and Cilk do it: a Chase–Lev deque
+ * per worker, idle workers steal half of a random victim's queue. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "deque.h"
+#include "internal.h"
+#include "probes.h"
+
+/* Each worker owns two queues.
+ *
+ * `dq`, a Chase–Lev deque: tasks this worker spawned or woke. The owner
+ * pushes and takes at the bottom — LIFO, so the task it just made runnable
+ * runs next while its data is still in cache (Cilk's work-first principle,
+ * Go's runnext) — and thieves take from the top, the oldest task, which in
+ * divide-and-conquer code is the biggest piece of work left.
+ *
+ * `runq`, a locked FIFO: yielded tasks, and tasks pushed here from another
+ * thread (Chase–Lev allows only the owner to push). A yield must send the
+ * task to the back of the line; the deque's only owner-side end is the LIFO
+ * one, where the yielder would be taken again at once and the yield would do
+ * nothing. Pushing it at the deque's top instead would race the thieves that
+ * CAS that end. A separate FIFO is what Tokio does (its LIFO slot + FIFO
+ * local queue) and what Go's Gosched does with the global queue; ours is per
+ * worker, so yielding tasks keep their worker unless someone steals them.
+ * Thieves may take from it too (under its lock), except sticky tasks. */
+struct steal_worker {
+	struct th_deque dq;
+	struct th_lockq runq;
+	uint32_t tick;
+} __attribute__((aligned(64)));
+
+struct steal {
+	_Atomic int nthieves;
+	int max_thieves;
+	struct steal_worker w[];
+};
+
+#define DEQUE_CAP 256
+
+static int steal_init(struct th_runtime *rt)
+{
+	size_t size = sizeof(struct steal) + (size_t)rt->nworkers * sizeof(struct steal_worker);
+	struct steal *s = aligned_alloc(64, (size + 63) & ~(size_t)63);
+	if (!s) {
+		th__set_error("steal: out of memory");
+		return -1;
+	}
+	memset(s, 0, size);
+	/* Go bounds spinning Ms to half the busy Ps: more thieves than that
+	 * only fight over the same victims' top ends and burn CPU the busy
+	 * workers could use. At least one, or nobody would ever steal. */
+	s->max_thieves = rt->nworkers / 2 > 0 ? rt->nworkers / 2 : 1;
+	for (int i = 0; i < rt->nworkers; i++) {
+		if (th_deque_init(&s->w[i].dq, DEQUE_CAP) != 0) {
+			while (i--)
+				th_deque_fini(&s->w[i].dq);
+			free(s);
+			th__set_error("steal: out of memory");
+			return -1;
+		}
+	}
+	rt->policy_data = s;
+	return 0;
+}
+
+static void steal_fini(struct th_runtime *rt)
+{
+	struct steal *s = rt->policy_data;
+	for (int i = 0; i < rt->nworkers; i++)
+		th_deque_fini(&s->w[i].dq);
+	free(s);
+	rt->policy_data = NULL;
+}
+
+/* May a thief take t from a runq? Not a sticky task, and not a th_spawn_at
+ * task before its first run: it was asked to start on that worker. */
+static bool stealable(const struct th_task *t)
+{
+	return !t->sticky && !(t->home >= 0 && t->runs == 0);
+}
+
+static int push_runq(struct steal *s, int w, struct th_task *t)
+{
+	th_lockq_push(&s->w[w].runq, t);
+	return w;
+}
+
+static int steal_push(struct th_runtime *rt, struct th_worker *self, struct th_task *t, enum th_why why)
+{
+	struct steal *s = rt->policy_data;
+	if (t->sticky)
+		return push_runq(s, t->home, t);
+	if (why == TH_WHY_YIELD) {
+		struct th_lockq *lq = &s->w[self->index].runq;
+		th_spin_lock(&lq->lock);
+		th_fifo_push(&lq->q, t);
+		long waiting = lq->q.len;
+		th_spin_unlock(&lq->lock);
+		/* More than the yielder waits here: let an idle worker come and
+		 * steal (-1 wakes one if none is spinning already). */
+		return rt->nworkers > 1 && waiting > 1 ? -1 : self->index;
+	}
+	if (self && (t->home < 0 || t->home == self->index)) {
+		/* Spawned or woken here: the bottom of our own deque. If growing
+		 * the deque fails, the runq still takes it. */
+		if (th_deque_push(&s->w[self->index].dq, t) != 0)
+			return push_runq(s, self->index, t);
+		return rt->nworkers > 1 ? -1 : self->index;
+	}
+	/* From a plain thread or for another worker. A woken task goes back
+	 * to where it last ran (its data may still be in that cache). */
+	int target = t->home;
+	if (target < 0)
+		target = why == TH_WHY_WAKE && t->last_worker >= 0 ? t->last_worker : th__place(rt);
+	return push_runq(s, target, t);
+}
+
+static void count_steal(struct th_worker *w, struct th_task *t, int victim)
+{
+	w->steals++;
+	TH_PROBE_TASK_STEAL(t->id, w->index, victim);
+	(void)t, (void)victim; /* unused when probes compile away */
+}
+
+/* Keep what was stolen beyond the first task for later, on our deque. */
+static void keep(struct steal *s, struct th_worker *w, struct th_task *t)
+{
+	if (th_deque_push(&s->w[w->index].dq, t) != 0)
+		th_lockq_push(&s->w[w->index].runq, t);
+}
+
+/* Steal half of the victim's deque, oldest first. Chase–Lev takes one item
+ * per CAS: a batch CAS on top would be unsafe, because the owner takes
+ * items below the last one without any CAS and could take one of the batch.
+ * So "half" is a run of single steals, each of which can lose a race. */
+static struct th_task *steal_deque(struct steal *s, struct th_worker *w, int v)
+{
+	struct th_deque *dq = &s->w[v].dq;
+	long want = (th_deque_size(dq) + 1) / 2, aborts = 0;
+	struct th_task *first = NULL;
+	for (long got = 0; got < want && aborts < want;) {
+		void *x;
+		enum th_steal_rc rc = th_deque_steal(dq, &x);
+		if (rc == TH_STEAL_EMPTY)
+			break;
+		if (rc == TH_STEAL_ABORT) {
+			aborts++;
+			continue;
+		}
+		got++;
+		count_steal(w, x, v);
+		if (!first)
+			first = x;
+		else
+			keep(s, w, x);
+	}
+	return first;
+}
+
+/* Steal half of the stealable tasks in the victim's runq (its yielders),
+ * from the front. trylock: never make the victim wait for a thief. */
+static struct th_task *steal_runq(struct steal *s, struct th_worker *w, int v)
+{
+	struct th_lockq *lq = &s->w[v].runq;
+	if (!__atomic_load_n(&lq->q.head, __ATOMIC_RELAXED) || !th_spin_trylock(&lq->lock))
+		return NULL;
+	long n = 0;
+	for (struct th_task *t = lq->q.head; t; t = t->next)
+		n += stealable(t);
+	long want = (n + 1) / 2;
+	struct th_fifo taken = { 0 }, left = { 0 };
+	for (struct th_task *t = th_fifo_pop(&lq->q); t; t = th_fifo_pop(&lq->q)) {
+		if (taken.len < want && stealable(t))
+			th_fifo_push(&taken, t);
+		else
+			th_fifo_push(&left, t);
+	}
+	lq->q = left;
+	th_spin_unlock(&lq->lock);
+	struct th_task *first = th_fifo_pop(&taken);
+	if (first)
+		count_steal(w, first, v);
+	for (struct th_task *t; (t = th_fifo_pop(&taken));) {
+		count_steal(w, t, v);
+		keep(s, w, t);
+	}
+	return first;
+}
+
+/* One round over the other workers from a random start: a fixed order
+ * would make every thief pick on worker 0 first. */
+static struct th_task *steal_round(struct th_runtime *rt, struct steal *s, struct th_worker *w)
+{
+	int n = rt->nworkers;
+	int start = (int)(th__worker_rand(w) % (uint64_t)n);
+	for (int pass = 0; pass < 2; pass++) { /* deques first, then runqs */
+		for (int i = 0; i < n; i++) {
+			int v = (start + i) % n;
+			if (v == w->index)
+				continue;
+			struct th_task *t = pass == 0 ? steal_deque(s, w, v) : steal_runq(s, w, v);
+			if (t)
+				return t;
+		}
+	}
+	return NULL;
+}
+
+static struct th_task *steal_pop(struct th_runtime *rt, struct th_worker *w)
+{
+	struct steal *s = rt->policy_data;
+	struct steal_worker *me = &s->w[w->index];
+	struct th_task *t;
+	/* Go's 61st schedule: a worker whose deque never empties (a task
+	 * spawning in a loop) would otherwise never run its yielded and
+	 * remotely pushed tasks. */
+	if (++me->tick % 61 == 0 && (t = th_lockq_pop(&me->runq)))
+		return t;
+	if (!th_deque_owner_empty(&me->dq) && (t = th_deque_take(&me->dq)))
+		return t;
+	if ((t = th_lockq_pop(&me->runq)))
+		return t;
+	if (rt->nworkers == 1)
+		return NULL;
+	/* Bounded thieves: the others return empty-handed, and the worker
+	 * loop spins or parks them; a spinning thief that finds work makes
+	 * room for the next. */
+	if (atomic_fetch_add_explicit(&s->nthieves, 1, memory_order_acquire) >= s->max_thieves) {
+		atomic_fetch_sub_explicit(&s->nthieves, 1, memory_order_release);
+		return NULL;
+	}
+	t = steal_round(rt, s, w);
+	atomic_fetch_sub_explicit(&s->nthieves, 1, memory_order_release);
+	return t;
+}
+
+const struct th_policy th_policy_steal = {
+	.name = "steal",
+	.description = "per-worker Chase-Lev deques; idle workers steal half of a random victim's queue",
+	.init = steal_init,
+	.fini = steal_fini,
+	.push = steal_push,
+	.pop = steal_pop,
+};
