@@ -9,6 +9,9 @@
 static const struct th_policy *const policies[] = {
 	&th_policy_sticky,
 	&th_policy_shared,
+	&th_policy_steal,
+	&th_policy_multiqueue,
+	&th_policy_kthread,
 };
 
 #define NPOLICIES (sizeof(policies) / sizeof(policies[0]))
