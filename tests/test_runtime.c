@@ -1,6 +1,7 @@
 /* test_runtime.c — the runtime core: spawn/fetch, groups, mutex, nesting,
  * the sticky and shared policies, static and dynamic splits, RNG, stack overflow. */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -437,6 +438,87 @@ static void unknown_policy_is_a_clear_error(void **state)
 	th_runtime_stop();
 }
 
+/* ---- pinning, tids, run log, published slots ------------------------------ */
+
+static void *where_am_i(void *arg)
+{
+	int *cpu = arg;
+	*cpu = sched_getcpu();
+	th_yield();
+	return NULL;
+}
+
+static void pinned_workers_run_on_their_own_cpu(void **state)
+{
+	(void)state;
+	cpu_set_t allowed;
+	assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	if (CPU_COUNT(&allowed) < 2)
+		skip();
+	struct th_config cfg;
+	th_config_default(&cfg);
+	cfg.workers = 2;
+	cfg.pin = true;
+	cfg.run_log_cap = 64;
+	assert_int_equal(th_runtime_start(&cfg), 0);
+	int cpu[2] = { -1, -1 };
+	assert_true(th_worker_tid(0) > 0 && th_worker_tid(1) > 0 && th_worker_tid(0) != th_worker_tid(1));
+	for (int w = 0; w < 2; w++) {
+		th_task *t = th_spawn_on(w, where_am_i, &cpu[w]);
+		th_wait(t);
+		th_task_free(t);
+	}
+	assert_true(cpu[0] >= 0 && cpu[1] >= 0 && cpu[0] != cpu[1]);
+	/* each sticky task ran twice on its worker: two log entries there */
+	for (int w = 0; w < 2; w++) {
+		size_t n;
+		uint64_t dropped;
+		const struct th_run_record *log = th_run_log(w, &n, &dropped);
+		assert_int_equal(n, 2);
+		assert_int_equal(dropped, 0);
+		assert_int_equal(log[0].why, TH_WHY_YIELD);
+		assert_int_equal(log[1].why, TH_WHY_DONE);
+		assert_true(log[0].task_id == log[1].task_id && log[0].worker == (uint32_t)w);
+		assert_true(log[0].start_ns <= log[0].end_ns && log[0].end_ns <= log[1].start_ns);
+	}
+	th_runtime_stop();
+}
+
+struct slot_probe {
+	uint64_t *slots;
+	uint64_t seen_id;
+};
+
+static void *read_my_slot(void *arg)
+{
+	struct slot_probe *p = arg;
+	p->seen_id = __atomic_load_n(&p->slots[2 * th_self_worker()], __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void workers_publish_the_running_task_in_their_slot(void **state)
+{
+	(void)state;
+	start("shared", 2);
+	static uint64_t slots[2 * 2];
+	memset(slots, 0, sizeof(slots));
+	th_publish_slots(slots, 2 * sizeof(uint64_t));
+	struct slot_probe p = { .slots = slots };
+	th_task *t = th_spawn(read_my_slot, &p);
+	th_wait(t);
+	assert_int_equal(p.seen_id, th_task_id(t));
+	th_task_free(t);
+	th_publish_slots(NULL, 0);
+	/* after the switch out the slot says "no task", and seq counted both switches */
+	int w = 0;
+	while (w < 2 && slots[2 * w + 1] == 0)
+		w++;
+	assert_true(w < 2);
+	assert_int_equal(slots[2 * w], 0);
+	assert_true(slots[2 * w + 1] >= 2);
+	th_runtime_stop();
+}
+
 /* ---- stack overflow ------------------------------------------------------- */
 
 static volatile int depth_limit = 1 << 30; /* volatile: the compiler cannot see the end */
@@ -501,6 +583,8 @@ int main(void)
 		cmocka_unit_test(map_and_reduce_equal_serial),
 		cmocka_unit_test(rng_stream_depends_only_on_seed_and_task_id),
 		cmocka_unit_test(unknown_policy_is_a_clear_error),
+		cmocka_unit_test(pinned_workers_run_on_their_own_cpu),
+		cmocka_unit_test(workers_publish_the_running_task_in_their_slot),
 		cmocka_unit_test(stack_overflow_is_reported_with_task_id),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
