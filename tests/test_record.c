@@ -65,11 +65,10 @@ static struct th_record *record_self(bool usdt)
 
 /* ---- smoke --------------------------------------------------------------- */
 
-static void darts_runs_are_all_seen_with_a_cpu(void **state)
+/* The default path (run log + slots + kernel intervals, no USDT) for one policy. */
+static void default_path_sees_every_run(const char *policy)
 {
-	(void)state;
-	NEED_BPF();
-	start_runtime("sticky", 2, false);
+	start_runtime(policy, 2, false);
 	struct th_record *r = record_self(false);
 	struct rec_darts d;
 	th_task *tasks[REC_DARTS_MAX];
@@ -81,6 +80,8 @@ static void darts_runs_are_all_seen_with_a_cpu(void **state)
 		struct th_task_stats st;
 		struct th_rec_task rt;
 		th_task_stats(tasks[i], &st);
+		if (st.kernel_tid) /* kthread policy: the task is its own thread */
+			th_record_bind_thread(r, st.id, (int)st.kernel_tid);
 		assert_int_equal(th_record_task(r, 0, st.id, &rt), 0);
 		assert_int_equal(rt.runs, st.runs);
 		assert_int_equal(rt.worker_hops, st.worker_hops);
@@ -95,6 +96,14 @@ static void darts_runs_are_all_seen_with_a_cpu(void **state)
 	assert_int_equal(th_record_lost_events(r), 0);
 	th_record_close(r);
 	th_runtime_stop();
+}
+
+static void darts_runs_are_all_seen_with_a_cpu(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	for (const char *const *p = th_policy_names(); *p; p++)
+		default_path_sees_every_run(*p);
 }
 
 /* ---- cross-path reconciliation --------------------------------------------- */

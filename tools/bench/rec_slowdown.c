@@ -1,24 +1,30 @@
 /* rec_slowdown.c — `make bench`: what recording costs a workload: the yield micro-benchmark
- * (ns per yield) and a darts run (ms): off, run log only, recorder on (default), --usdt. */
+ * (ns per yield) and the darts workload (tools/workloads/darts.c): off, on, --usdt. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "../../tests/lib/rec_darts.h"
 #include "record.h"
 #include "taskhop.h"
+#include "workload.h"
 
-/* LOG: the runtime's run log alone (two clock reads per run), to separate its cost from
- * the recorder's (slot stores, tracepoint programs, ring-buffer thread, the join). */
-enum mode { OFF, LOG, ON, USDT, NMODES };
+/* RUNLOG: the runtime's run log alone (two clock reads per run), to separate its cost
+ * from the recorder's own (slot stores, tracepoint programs, ring-buffer thread, join). */
+enum mode { OFF, RUNLOG, ON, USDT, NMODES };
 static const char *mode_name[NMODES] = { "off", "runlog", "on", "usdt" };
 
-#define REPEAT 9
+#define REPEAT 7
 #define YIELDS 100000
+#define MAXPOL 8
 
-/* Starts the runtime (and the recorder unless OFF); returns the recorder or NULL. */
+extern const struct th_workload th_workload_darts;
+
+static uint64_t lost;
+
+/* Starts the runtime (and the recorder for ON/USDT); returns the recorder or NULL. */
 static struct th_record *begin(const char *policy, enum mode m)
 {
 	struct th_config cfg;
@@ -30,7 +36,7 @@ static struct th_record *begin(const char *policy, enum mode m)
 		fprintf(stderr, "rec_slowdown: %s\n", th_last_error());
 		exit(1);
 	}
-	if (m == OFF || m == LOG)
+	if (m == OFF || m == RUNLOG)
 		return NULL;
 	struct th_record_opts o;
 	th_record_opts_default(&o);
@@ -43,18 +49,21 @@ static struct th_record *begin(const char *policy, enum mode m)
 	return r;
 }
 
-static uint64_t lost;
-
 static void end(struct th_record *r)
 {
 	if (r) {
 		th_record_stop(r);
 		lost += th_record_lost_events(r);
-		size_t n;
-		th_record_tasks(r, &n); /* the join is part of what recording costs the user */
 		th_record_close(r);
 	}
 	th_runtime_stop();
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void *yielder(void *arg)
@@ -80,21 +89,34 @@ static double yield_once(enum mode m)
 	return ns;
 }
 
-static double darts_once(const char *policy, enum mode m)
+/* One darts run (20 x 1e6 + 1 x 1e8 draws): wall ms, process CPU ms (user + system, which
+ * includes the BPF programs run on this process's context switches), and the tasks' mean
+ * completion ms, the article's figure of merit for comparing policies. */
+static void darts_once(const char *policy, enum mode m, double *wall, double *cpu, double *mean)
 {
-	struct rec_darts d;
-	th_task *tasks[REC_DARTS_MAX];
-	rec_darts_default(&d);
-	d.short_draws *= 3;
-	d.long_draws *= 3;
+	static char params[256];
+	char *args[] = { "--small", "1e6", "--large", "1e8" }, err[256];
+	const struct th_workload *w = &th_workload_darts;
+	w->defaults(params);
+	for (int i = 0; i < 4; i++)
+		if (w->parse(params, 4, args, &i, err, sizeof(err)) != 1)
+			exit(1);
+	struct wl_env env = { .workers = 2, .seed = 1, .policy = policy, .quiet = true };
+	struct wl_result res;
+	memset(&res, 0, sizeof(res));
 	struct th_record *r = begin(policy, m);
-	uint64_t t0 = th_now_ns();
-	int n = rec_darts_run(&d, tasks);
-	double ms = (double)(th_now_ns() - t0) / 1e6;
-	for (int i = 0; i < n; i++)
-		th_task_free(tasks[i]);
+	uint64_t t0 = th_now_ns(), c0 = cpu_ns();
+	if (w->run(params, &env, &res, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rec_slowdown: darts: %s\n", err);
+		exit(1);
+	}
+	*wall = (double)(th_now_ns() - t0) / 1e6;
+	*cpu = (double)(cpu_ns() - c0) / 1e6;
+	*mean = 0;
+	for (size_t i = 0; i < res.ntasks; i++)
+		*mean += res.tasks[i].completion_s * 1e3 / (double)res.ntasks;
 	end(r);
-	return ms;
+	wl_result_free(&res);
 }
 
 static int dcmp(const void *a, const void *b)
@@ -109,6 +131,8 @@ static double med(double *v, int n)
 	return v[n / 2];
 }
 
+static const enum mode darts_modes[] = { OFF, ON, USDT };
+
 int main(void)
 {
 	const char *why = th_record_unavailable();
@@ -116,36 +140,63 @@ int main(void)
 		fprintf(stderr, "rec_slowdown: %s\n", why);
 		return 1;
 	}
-	double y[NMODES][REPEAT], d[2][NMODES][REPEAT], ym[NMODES], dm[2][NMODES], dmin[2][NMODES];
-	const char *pol[2] = { "shared", "sticky" };
+	static double y[NMODES][REPEAT], ym[NMODES];
+	static double dw[MAXPOL][NMODES][REPEAT], dc[MAXPOL][NMODES][REPEAT], dmc[MAXPOL][NMODES][REPEAT];
+	double wm[MAXPOL][NMODES], cm[MAXPOL][NMODES], mm[MAXPOL][NMODES];
+	const char *pol[MAXPOL];
+	int np = 0;
+	for (const char *const *p = th_policy_names(); *p && np < MAXPOL; p++)
+		pol[np++] = *p;
+
 	/* interleaved, so that drift in the machine's load hits every mode alike */
-	for (int i = 0; i < REPEAT; i++)
-		for (int m = 0; m < NMODES; m++) {
+	for (int i = 0; i < REPEAT; i++) {
+		for (int m = 0; m < NMODES; m++)
 			y[m][i] = yield_once((enum mode)m);
-			for (int p = 0; p < 2; p++)
-				d[p][m][i] = darts_once(pol[p], (enum mode)m);
-		}
+		for (int p = 0; p < np; p++)
+			for (size_t k = 0; k < sizeof(darts_modes) / sizeof(darts_modes[0]); k++) {
+				enum mode m = darts_modes[k];
+				darts_once(pol[p], m, &dw[p][m][i], &dc[p][m][i], &dmc[p][m][i]);
+			}
+	}
 	for (int m = 0; m < NMODES; m++) {
 		ym[m] = med(y[m], REPEAT);
 		printf("bench: rec_yield_%s_ns %.1f ns/yield (median of %d)\n", mode_name[m], ym[m], REPEAT);
 	}
 	for (int m = 1; m < NMODES; m++)
 		printf("bench: rec_yield_slowdown_%s_pct %.1f %%\n", mode_name[m], 100.0 * (ym[m] / ym[OFF] - 1));
-	for (int p = 0; p < 2; p++) {
-		for (int m = 0; m < NMODES; m++) {
-			dm[p][m] = med(d[p][m], REPEAT); /* sorts: [0] is the min */
-			dmin[p][m] = d[p][m][0];
-			printf("bench: rec_darts_%s_%s_ms %.1f ms (median of %d; min %.1f)\n", pol[p],
-			       mode_name[m], dm[p][m], REPEAT, dmin[p][m]);
+	for (int p = 0; p < np; p++) {
+		for (size_t k = 0; k < sizeof(darts_modes) / sizeof(darts_modes[0]); k++) {
+			enum mode m = darts_modes[k];
+			wm[p][m] = med(dw[p][m], REPEAT);
+			cm[p][m] = med(dc[p][m], REPEAT);
+			mm[p][m] = med(dmc[p][m], REPEAT);
+			printf("bench: rec_darts_%s_%s_ms %.1f ms wall (cpu %.1f ms, mean completion %.1f ms; "
+			       "medians of %d)\n", pol[p], mode_name[m], wm[p][m], cm[p][m], mm[p][m], REPEAT);
 		}
-		for (int m = 1; m < NMODES; m++)
-			printf("bench: rec_darts_%s_slowdown_%s_pct %.1f %% (of the medians; of the mins %.1f %%)\n",
-			       pol[p], mode_name[m], 100.0 * (dm[p][m] / dm[p][OFF] - 1),
-			       100.0 * (dmin[p][m] / dmin[p][OFF] - 1));
+		for (int m = ON; m <= USDT; m++)
+			printf("bench: rec_darts_%s_slowdown_%s_pct %.1f %% wall (cpu %+.1f %%)\n", pol[p],
+			       mode_name[m], 100.0 * (wm[p][m] / wm[p][OFF] - 1),
+			       100.0 * (cm[p][m] / cm[p][OFF] - 1));
 	}
-	for (int m = 0; m < NMODES; m++)
-		printf("bench: rec_darts_winner_%s %s policy\n", mode_name[m],
-		       dm[0][m] <= dm[1][m] ? pol[0] : pol[1]);
+	/* the comparison `taskhop compare darts` makes: order of the policies by mean completion */
+	for (int m = OFF; m <= USDT; m++) {
+		if (m == RUNLOG)
+			continue;
+		int order[MAXPOL];
+		for (int p = 0; p < np; p++)
+			order[p] = p;
+		for (int a = 0; a < np; a++)
+			for (int b = a + 1; b < np; b++)
+				if (mm[order[b]][m] < mm[order[a]][m]) {
+					int t = order[a];
+					order[a] = order[b];
+					order[b] = t;
+				}
+		printf("bench: rec_darts_policy_order_%s", mode_name[m]);
+		for (int p = 0; p < np; p++)
+			printf("%s%s", p ? "<" : " ", pol[order[p]]);
+		printf(" by mean completion\n");
+	}
 	printf("bench: rec_lost_events %llu events\n", (unsigned long long)lost);
 	return 0;
 }
