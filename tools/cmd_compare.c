@@ -271,6 +271,12 @@ int cmd_compare(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* "report/" and "report" are the same directory; keep paths in messages clean. */
+	char outbuf[4096];
+	snprintf(outbuf, sizeof(outbuf), "%s", c.out);
+	for (size_t l = strlen(outbuf); l > 1 && outbuf[l - 1] == '/'; l--)
+		outbuf[l - 1] = 0;
+	c.out = outbuf;
 	if (fs_mkdir_p(c.out, err, sizeof(err))) {
 		rc = cli_usage("compare", "--out: %s", err);
 		goto out;
