@@ -1,5 +1,6 @@
 /* rec_probe_cost.c — `make bench`: ns per event of the recorder's paths: a taskhop USDT
- * probe not attached vs attached (our real BPF handler), and a store into the mmap'd slot. */
+ * probe (1- and 5-byte nop sites) not attached vs attached to our real BPF handler, and a
+ * store into the mmap'd slot. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,21 @@
 
 /* One site of the runtime's own task_yield probe, so the recorder attaches to it. */
 static __attribute__((noinline)) double loop_usdt(void)
+{
+	uint64_t t0 = th_now_ns();
+	for (long i = 0; i < N; i++) {
+		DTRACE_PROBE2(taskhop, task_yield, i, 0);
+		__asm__ volatile("" ::: "memory");
+	}
+	return (double)(th_now_ns() - t0) / N;
+}
+
+/* The same probe on a 5-byte nop instead of sdt.h's 1-byte one: kernels with the uprobe
+ * nop5 optimisation trap far less on it. sdt.h expands _SDT_NOP where a probe is used,
+ * so redefining it here changes only the sites below. */
+#undef _SDT_NOP
+#define _SDT_NOP .byte 0x0f; .byte 0x1f; .byte 0x44; .byte 0x00; .byte 0x00
+static __attribute__((noinline)) double loop_usdt5(void)
 {
 	uint64_t t0 = th_now_ns();
 	for (long i = 0; i < N; i++) {
@@ -77,6 +93,7 @@ int main(void)
 	}
 	printf("bench: rec_loop_empty_ns %.2f ns/event\n", median(loop_empty));
 	printf("bench: rec_usdt_unattached_ns %.2f ns/event\n", median(loop_usdt));
+	printf("bench: rec_usdt_nop5_unattached_ns %.2f ns/event\n", median(loop_usdt5));
 
 	/* the slot path: the same kind of map the recorder creates */
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_MMAPABLE);
@@ -105,6 +122,7 @@ int main(void)
 		return 1;
 	}
 	printf("bench: rec_usdt_attached_ns %.2f ns/event\n", median(loop_usdt));
+	printf("bench: rec_usdt_nop5_attached_ns %.2f ns/event\n", median(loop_usdt5));
 	th_record_stop(r);
 	printf("bench: rec_usdt_attached_lost_events %llu events\n",
 	       (unsigned long long)th_record_lost_events(r));
