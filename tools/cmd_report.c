@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "report/report.h"
+#include "report/stats.h"
 
 static void report_help(FILE *f)
 {
@@ -48,6 +49,21 @@ static void print_bench(const struct json *r)
 	if (json_is_num(json_get(m, "loadavg_1min")))
 		printf("# %s: 1-min load average %.2f on %.0f CPUs when the runs started\n", wl,
 		       json_get_num(m, "loadavg_1min", 0), json_get_num(m, "cpus", 0));
+	/* Share of its CPUs the median run got (process CPU time / (wall x workers)). */
+	const struct json *runs = json_get(r, "runs");
+	double share[1024];
+	int ns = 0;
+	for (size_t i = 0; i < json_len(runs) && ns < 1024; i++) {
+		const struct json *run = json_at(runs, i);
+		double cpu = json_get_num(run, "cpu_s", -1), wall = json_get_num(run, "wall_s", 0);
+		double w = json_get_num(run, "workers", 1);
+		if (cpu >= 0 && wall > 0 && strcmp(json_get_str(run, "policy", ""), REPORT_SERIAL) != 0)
+			share[ns++] = cpu / (wall * w);
+	}
+	struct stat_summary st;
+	if (ns && stats_summarize(share, ns, &st) == 0)
+		printf("# %s: the median run used %.0f%% of its workers' CPU time (100%% = no competition "
+		       "and no idling)\n", wl, 100 * st.median);
 	double serial = med(json_get(pols, REPORT_SERIAL), "wall_s");
 	double sticky = med(json_get(pols, "sticky"), "mean_completion_s");
 	const char *best = NULL;

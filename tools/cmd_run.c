@@ -338,6 +338,10 @@ static struct json *build_run(const struct cli_run *o, const struct wl_result *r
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	json_set_num(run, "peak_rss_kb", (double)ru.ru_maxrss);
+	/* CPU time this process got; over wall_s x workers it shows whether the run had its
+	 * CPUs or shared them with other processes. */
+	json_set_num(run, "cpu_s", (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+				   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	for (size_t i = 0; i < res->ntasks; i++)
 		json_push(tasks, task_json(&res->tasks[i], rec));
 	json_set(run, "tasks", tasks);
