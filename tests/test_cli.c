@@ -64,18 +64,10 @@ static void slurp(int fd, char *buf, size_t len)
 /* When set, the child drops root for this uid before exec (the unprivileged user). */
 static uid_t run_as;
 
-/* Runs taskhop with the NULL-terminated arguments, capturing stdout and stderr. */
-static struct result *run_taskhop(const char *first, ...)
+/* Runs taskhop with argv[1..] (argv[0] is replaced by the binary), capturing output. */
+static struct result *run_argv(const char **argv)
 {
-	const char *argv[64];
-	int n = 0;
-	argv[n++] = taskhop_bin();
-	va_list ap;
-	va_start(ap, first);
-	for (const char *a = first; a && n < 63; a = va_arg(ap, const char *))
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
+	argv[0] = taskhop_bin();
 	struct result *r = calloc(1, sizeof(*r));
 	char o[] = "/tmp/th_cli_outXXXXXX", e[] = "/tmp/th_cli_errXXXXXX";
 	int fo = mkstemp(o), fe = mkstemp(e);
@@ -96,6 +88,20 @@ static struct result *run_taskhop(const char *first, ...)
 	slurp(fo, r->out, sizeof(r->out));
 	slurp(fe, r->err, sizeof(r->err));
 	return r;
+}
+
+/* Runs taskhop with the NULL-terminated arguments, capturing stdout and stderr. */
+static struct result *run_taskhop(const char *first, ...)
+{
+	const char *argv[64];
+	int n = 1;
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a && n < 63; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	return run_argv(argv);
 }
 
 static int count_lines(const char *s)
@@ -454,6 +460,49 @@ static void unprivileged_run_names_the_fix_or_runs_without_bpf(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Runs every "  taskhop ..." line under "example:" in a help text, in order. */
+static void run_examples(const char *help, const char *what)
+{
+	const char *ex = strstr(help, "example:");
+	if (!ex)
+		fail_msg("%s: no example in --help", what);
+	char *text = strdup(ex), *save = NULL;
+	int ran = 0;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "  taskhop ", 10) != 0)
+			continue;
+		const char *argv[64];
+		int n = 0;
+		char *save2 = NULL;
+		for (char *w = strtok_r(line, " ", &save2); w && n < 63; w = strtok_r(NULL, " ", &save2))
+			argv[n++] = w;
+		argv[n] = NULL;
+		struct result *r = run_argv(argv);
+		if (r->status != 0)
+			fail_msg("%s: example failed (exit %d): %s", what, r->status, r->err);
+		free(r);
+		ran++;
+	}
+	free(text);
+	if (!ran)
+		fail_msg("%s: no runnable example", what);
+}
+
+static void every_help_example_works_as_pasted(void **state)
+{
+	(void)state;
+	const char *cmds[][2] = { { "list", NULL }, { "run", NULL }, { "compare", NULL },
+				  { "report", NULL }, { "run", "darts" }, { "run", "isprime" } };
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct result *h = cmds[i][1] ? run_taskhop(cmds[i][0], cmds[i][1], "--help", NULL)
+					      : run_taskhop(cmds[i][0], "--help", NULL);
+		assert_int_equal(h->status, 0);
+		run_examples(h->out, cmds[i][1] ? cmds[i][1] : cmds[i][0]);
+		free(h);
+	}
+	assert_int_equal(system("rm -rf /tmp/darts-report /tmp/r"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +510,7 @@ int main(void)
 		cmocka_unit_test(unwritable_out_writes_nothing),
 		cmocka_unit_test(corrupt_report_json_is_rejected),
 		cmocka_unit_test(help_and_version_succeed_with_examples),
+		cmocka_unit_test(every_help_example_works_as_pasted),
 		cmocka_unit_test(isprime_counts_the_same_primes_in_every_mode),
 		cmocka_unit_test(unprivileged_run_names_the_fix_or_runs_without_bpf),
 		cmocka_unit_test(compare_writes_a_complete_report_that_rerenders),
