@@ -177,7 +177,10 @@ static struct th_task *steal_runq(struct steal *s, struct th_worker *w, int v)
 		else
 			th_fifo_push(&left, t);
 	}
-	lq->q = left;
+	/* head atomically: owners peek at it without the lock */
+	__atomic_store_n(&lq->q.head, left.head, __ATOMIC_RELAXED);
+	lq->q.tail = left.tail;
+	lq->q.len = left.len;
 	th_spin_unlock(&lq->lock);
 	struct th_task *first = th_fifo_pop(&taken);
 	if (first)
