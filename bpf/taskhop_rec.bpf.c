@@ -70,11 +70,9 @@ static __always_inline long task_state(struct task_struct *t)
 	return BPF_CORE_READ(t, __state);
 }
 
-/* 1 when p belongs to a followed process: a few compares, the common case is "no". */
-static __always_inline int followed(struct task_struct *p)
+/* 1 when tgid is a followed process: a few compares, the common case is "no". */
+static __always_inline int followed_tgid(__u32 tgid)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
-
 	for (__u32 i = 0; i < TH_MAX_TARGETS; i++) {
 		if (i >= n_targ)
 			break;
@@ -82,6 +80,11 @@ static __always_inline int followed(struct task_struct *p)
 			return 1;
 	}
 	return 0;
+}
+
+static __always_inline int followed(struct task_struct *p)
+{
+	return followed_tgid(BPF_CORE_READ(p, tgid));
 }
 
 /* p's pid (or its process's tgid) as the recorder's PID namespace numbers it. */
@@ -155,15 +158,20 @@ static __always_inline struct th_event *reserve(void)
 	return e;
 }
 
-static __always_inline int on_switch(bool preempt, struct task_struct *prev,
-				     struct task_struct *next)
+/* Runs at every context switch of the machine: the tgid filter comes first, and the
+ * tp_btf flavour reads the tgids directly (no probe_read), so that the common case (a
+ * switch between threads we do not follow) costs a few loads and compares. */
+static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next,
+				     __u32 prev_tgid, __u32 next_tgid)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u32 cpu = bpf_get_smp_processor_id();
+	int fprev = followed_tgid(prev_tgid), fnext = followed_tgid(next_tgid);
 	struct th_thread *t;
 
-	(void)preempt;
-	if (followed(prev) && (t = thread_of(prev))) {
+	if (!fprev && !fnext)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	if (fprev && (t = thread_of(prev))) {
 		/* involuntary: prev is still runnable, so it goes back to a run queue */
 		int preempted = task_state(prev) == 0;
 		struct th_event *e = reserve();
@@ -187,7 +195,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		t->wait_ns = 0;
 		t->ready_ts = preempted ? now : 0;
 	}
-	if (followed(next) && (t = thread_of(next))) {
+	if (fnext && (t = thread_of(next))) {
 		t->wait_ns = t->ready_ts ? now - t->ready_ts : 0;
 		t->ready_ts = 0;
 		t->on_ts = now;
@@ -235,13 +243,13 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(preempt, prev, next);
+	return on_switch(prev, next, prev->tgid, next->tgid);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(preempt, prev, next);
+	return on_switch(prev, next, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, tgid));
 }
 
 SEC("tp_btf/sched_wakeup")

@@ -11,6 +11,7 @@
 
 #include <bpf/bpf.h>
 
+#include "../../tests/lib/rec_darts.h"
 #include "record.h"
 #include "taskhop.h"
 #include "taskhop_abi.h"
@@ -116,6 +117,7 @@ int main(void)
 	struct th_record_opts o;
 	th_record_opts_default(&o);
 	o.usdt = true;
+	o.prog_stats = true;
 	struct th_record *r = th_record_open(&o);
 	if (!r || th_record_attach_self(r) != 0 || th_record_start(r) != 0) {
 		fprintf(stderr, "rec_probe_cost: %s\n", th_record_error());
@@ -124,8 +126,43 @@ int main(void)
 	printf("bench: rec_usdt_attached_ns %.2f ns/event\n", median(loop_usdt));
 	printf("bench: rec_usdt_nop5_attached_ns %.2f ns/event\n", median(loop_usdt5));
 	th_record_stop(r);
+	struct th_rec_prog_stats ps;
+	th_record_prog_stats(r, &ps);
+	if (ps.usdt_runs)
+		printf("bench: rec_usdt_handler_bpf_ns %.1f ns/event (the BPF handler alone, of the above)\n",
+		       (double)ps.usdt_ns / (double)ps.usdt_runs);
 	printf("bench: rec_usdt_attached_lost_events %llu events\n",
 	       (unsigned long long)th_record_lost_events(r));
+	th_record_close(r);
+	th_runtime_stop();
+
+	/* the default path's kernel side: tracepoint programs per event during darts, all
+	 * context switches of the machine included (most only fail the tgid filter) */
+	cfg.workers = 2;
+	cfg.run_log_cap = 1 << 16;
+	if (th_runtime_start(&cfg) != 0)
+		return 1;
+	th_record_opts_default(&o);
+	o.prog_stats = true;
+	r = th_record_open(&o);
+	if (!r || th_record_attach_self(r) != 0 || th_record_start(r) != 0) {
+		fprintf(stderr, "rec_probe_cost: %s\n", th_record_error());
+		return 1;
+	}
+	struct rec_darts d;
+	th_task *tasks[REC_DARTS_MAX];
+	rec_darts_default(&d);
+	int n = rec_darts_run(&d, tasks);
+	for (int i = 0; i < n; i++)
+		th_task_free(tasks[i]);
+	th_record_stop(r);
+	th_record_prog_stats(r, &ps);
+	if (ps.switch_runs)
+		printf("bench: rec_sched_switch_prog_ns %.1f ns/switch (%llu switches)\n",
+		       (double)ps.switch_ns / (double)ps.switch_runs, (unsigned long long)ps.switch_runs);
+	if (ps.other_runs)
+		printf("bench: rec_sched_wakeup_migrate_prog_ns %.1f ns/event (%llu events)\n",
+		       (double)ps.other_ns / (double)ps.other_runs, (unsigned long long)ps.other_runs);
 	th_record_close(r);
 	th_runtime_stop();
 	return 0;

@@ -118,6 +118,7 @@ struct th_record *th_record_open(const struct th_record_opts *opts)
 	r->workers = (struct vec)VEC(struct th_rec_worker);
 	pthread_mutex_init(&r->lock, NULL);
 	r->use_usdt = r->o.usdt;
+	r->stats_fd = -1;
 	return r;
 }
 
@@ -569,6 +570,10 @@ int th_record_start(struct th_record *r)
 		for (int i = 0; i < r->ntg; i++)
 			if (attach_usdt(r, &r->tg[i]) != 0)
 				return -1;
+	if (r->o.prog_stats && (r->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME)) < 0) {
+		rec_set_error("enabling BPF run-time statistics failed: %s", strerror(errno));
+		return -1;
+	}
 	r->t_start = th_now_ns();
 	if (has_self) {
 		if (pthread_create(&r->poller, NULL, poller_main, r) != 0) {
@@ -706,6 +711,10 @@ int th_record_stop(struct th_record *r)
 		r->poller_on = 0;
 	}
 	detach(r);
+	if (r->stats_fd >= 0) {
+		close(r->stats_fd);
+		r->stats_fd = -1;
+	}
 	if (r->rb)
 		consume(r);
 	if (r->skel) {
@@ -734,6 +743,38 @@ int th_record_bind_thread(struct th_record *r, uint64_t task_id, int tid)
 	return 0;
 }
 
+int th_record_prog_stats(struct th_record *r, struct th_rec_prog_stats *out)
+{
+	struct bpf_program *p;
+
+	memset(out, 0, sizeof(*out));
+	if (!r->skel) {
+		rec_set_error("th_record_prog_stats: nothing loaded");
+		return -1;
+	}
+	bpf_object__for_each_program(p, r->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		if (bpf_program__fd(p) < 0)
+			continue; /* not loaded: the twin not chosen */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) != 0)
+			continue;
+		const char *sec = bpf_program__section_name(p);
+		uint64_t *runs = &out->other_runs, *ns = &out->other_ns;
+		if (strstr(sec, "sched_switch")) {
+			runs = &out->switch_runs;
+			ns = &out->switch_ns;
+		} else if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE) {
+			runs = &out->usdt_runs;
+			ns = &out->usdt_ns;
+		}
+		*runs += info.run_cnt;
+		*ns += info.run_time_ns;
+	}
+	return 0;
+}
+
 uint64_t th_record_lost_events(struct th_record *r)
 {
 	return r->skel && r->skel->bss ? r->skel->bss->lost_events : 0;
@@ -756,6 +797,8 @@ void th_record_close(struct th_record *r)
 			waitpid(r->tg[i].pid, NULL, 0);
 		}
 	detach(r);
+	if (r->stats_fd >= 0)
+		close(r->stats_fd);
 	ring_buffer__free(r->rb);
 	if (r->slot_mem)
 		munmap(r->slot_mem, r->slot_len);

@@ -54,6 +54,8 @@ struct th_record_opts {
 	bool slots;             /* in-process: workers publish their current task in the
 				 * mmap'd slot map (default true) */
 	size_t ringbuf_bytes;   /* BPF ring buffer size, power of 2; 0 = 16 MiB */
+	bool prog_stats;        /* count the BPF programs' runs and run time while recording
+				 * (BPF_ENABLE_STATS; see th_record_prog_stats) */
 };
 void th_record_opts_default(struct th_record_opts *o);
 
@@ -171,6 +173,16 @@ int th_record_cpu_at(struct th_record *r, int pid, int tid, uint64_t ts);
  * plus runs the self target's run log dropped (capacity too small). */
 uint64_t th_record_lost_events(struct th_record *r);
 uint64_t th_record_dropped_runs(struct th_record *r);
+
+/* What the BPF programs cost: runs and total ns of the scheduler tracepoint programs
+ * (sched_switch alone, and wakeup + migrate) and of the USDT handlers. Needs
+ * opts.prog_stats (or sysctl kernel.bpf_stats_enabled=1); else all 0. */
+struct th_rec_prog_stats {
+	uint64_t switch_runs, switch_ns;
+	uint64_t other_runs, other_ns;
+	uint64_t usdt_runs, usdt_ns;
+};
+int th_record_prog_stats(struct th_record *r, struct th_rec_prog_stats *out);
 
 /* Fills buf with the visited CPUs as "0,1,3"; returns buf. */
 char *th_rec_cpu_list(const struct th_rec_task *t, char *buf, size_t len);

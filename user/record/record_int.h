@@ -60,6 +60,7 @@ struct th_record {
 	void *slot_mem;
 	size_t slot_len;
 	int raw_tp;           /* tp_btf not available: the raw_tp twins are loaded */
+	int stats_fd;         /* BPF_ENABLE_STATS while recording, or -1 */
 
 	pthread_t poller;
 	int poller_on;
