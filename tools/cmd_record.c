@@ -35,7 +35,7 @@ static void usage(FILE *f)
 	      "  -p PID         follow a running process (repeatable, up to 8)\n"
 	      "  -q             no tables on stdout\n"
 	      "example:\n"
-	      "  taskhop record -o rec.json -- taskhop run darts --policy shared\n", f);
+	      "  taskhop record -o rec.json -- taskhop run darts --policy shared --small 1e6 --large 1e8 --quiet --no-bpf\n", f);
 }
 
 static void print_tables(struct th_record *r, FILE *f)
