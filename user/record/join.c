@@ -222,7 +222,12 @@ static int build_runs(struct th_record *r)
 		i = j;
 	}
 	free(keys);
-	r->nbase_runs = r->runs.n;
+	for (size_t i = 0; i < r->runs.n; i++) {
+		struct th_rec_run *b = vec_push(&r->base_runs);
+		if (!b)
+			return -1;
+		*b = *VAT(r->runs, struct th_rec_run, i);
+	}
 	r->runs_built = 1;
 	return 0;
 }
@@ -231,12 +236,18 @@ static int build_runs(struct th_record *r)
  * covers the recording, on their own thread. */
 static int add_binds(struct th_record *r)
 {
-	r->runs.n = r->nbase_runs;
+	r->runs.n = 0; /* rebuilt from the base runs: bindings may come after a first query */
+	for (size_t i = 0; i < r->base_runs.n; i++) {
+		struct th_rec_run *x = vec_push(&r->runs);
+		if (!x)
+			return -1;
+		*x = *VAT(r->base_runs, struct th_rec_run, i);
+	}
 	for (size_t i = 0; i < r->binds.n; i++) {
 		struct th_rec_run *b = VAT(r->binds, struct th_rec_run, i);
 		int seen = 0;
-		for (size_t j = 0; j < r->nbase_runs && !seen; j++) {
-			struct th_rec_run *x = VAT(r->runs, struct th_rec_run, j);
+		for (size_t j = 0; j < r->base_runs.n && !seen; j++) {
+			struct th_rec_run *x = VAT(r->base_runs, struct th_rec_run, j);
 			seen = x->pid == b->pid && x->task_id == b->task_id;
 		}
 		if (seen)

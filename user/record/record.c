@@ -114,6 +114,7 @@ struct th_record *th_record_open(const struct th_record_opts *opts)
 	r->wstart = (struct vec)VEC(struct th_rec_worker);
 	r->binds = (struct vec)VEC(struct th_rec_run);
 	r->runs = (struct vec)VEC(struct th_rec_run);
+	r->base_runs = (struct vec)VEC(struct th_rec_run);
 	r->tasks = (struct vec)VEC(struct th_rec_task);
 	r->workers = (struct vec)VEC(struct th_rec_worker);
 	pthread_mutex_init(&r->lock, NULL);
@@ -810,6 +811,7 @@ void th_record_close(struct th_record *r)
 	vec_free(&r->binds);
 	rec_free_results(r);
 	vec_free(&r->runs);
+	vec_free(&r->base_runs);
 	free(r->self_tids);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

@@ -73,7 +73,7 @@ struct th_record {
 	uint64_t nevents;
 	int *self_tids;        /* worker i of the self target: its tid (taken at start) */
 	int nself;
-	size_t nbase_runs;     /* runs from run logs / USDT, before kthread bindings */
+	struct vec base_runs;  /* struct th_rec_run: from run logs / USDT, before bindings */
 	int runs_built;
 
 	struct vec ivals;      /* struct rec_ival */
