@@ -112,18 +112,39 @@ static void yielded_task_goes_to_the_back(void **state)
 	fake_free(f);
 }
 
-/* A sticky task waiting on worker 0 is never taken by idle worker 1; a
- * plain yielded task next to it is. */
-static void thief_skips_sticky_tasks(void **state)
+/* While worker 1 is idle, worker 0's yielders are where it can steal them,
+ * except a sticky one. */
+static void idle_thief_takes_yielders_but_not_sticky_ones(void **state)
 {
 	(void)state;
 	struct fake *f = fake_new();
+	atomic_store(&f->rt.nspinning, 1); /* worker 1 is looking for work */
 	f->t[1].sticky = true, f->t[1].home = 0;
 	push(f, 0, 1, TH_WHY_YIELD);
 	push(f, 0, 2, TH_WHY_YIELD);
 	assert_ptr_equal(pop(f, 1), &f->t[2]);
 	assert_null(pop(f, 1));
 	assert_ptr_equal(pop(f, 0), &f->t[1]);
+	fake_free(f);
+}
+
+/* While both workers are busy a yielder stays private to its worker: the
+ * yield costs no lock. Once a worker idles, the next yield publishes the
+ * earlier yielders too, oldest first. */
+static void yielders_are_published_only_when_a_worker_idles(void **state)
+{
+	(void)state;
+	struct fake *f = fake_new();
+	push(f, 0, 1, TH_WHY_YIELD);
+	push(f, 0, 2, TH_WHY_YIELD);
+	assert_null(pop(f, 1));
+	atomic_store(&f->rt.nparked, 1);
+	push(f, 0, 3, TH_WHY_YIELD);
+	assert_ptr_equal(pop(f, 1), &f->t[1]); /* half of 3, rounded up: 1 and 2 */
+	assert_int_equal(f->w[1].steals, 2);
+	assert_ptr_equal(pop(f, 1), &f->t[2]);
+	assert_ptr_equal(pop(f, 0), &f->t[3]);
+	assert_null(pop(f, 0));
 	fake_free(f);
 }
 
@@ -249,16 +270,27 @@ static void *alternate(void *arg)
 	return NULL;
 }
 
+static void *spawn_two_alternators(void *arg)
+{
+	(void)arg;
+	/* Both are queued before either runs: this task does not yield
+	 * between the two spawns. */
+	th_task *a = th_spawn(alternate, (void *)1);
+	th_task *b = th_spawn(alternate, (void *)2);
+	th_wait(a), th_wait(b);
+	th_task_free(a), th_task_free(b);
+	return NULL;
+}
+
 /* Two tasks on one worker yielding to each other run in strict turns. */
 static void two_yielding_tasks_take_turns(void **state)
 {
 	(void)state;
 	start(1);
 	atomic_store(&trace_n, 0);
-	th_task *a = th_spawn(alternate, (void *)1);
-	th_task *b = th_spawn(alternate, (void *)2);
-	th_wait(a), th_wait(b);
-	th_task_free(a), th_task_free(b);
+	th_task *root = th_spawn(spawn_two_alternators, NULL);
+	th_wait(root);
+	th_task_free(root);
 	th_runtime_stop();
 	assert_int_equal(atomic_load(&trace_n), 32);
 	for (int i = 1; i < 32; i++)
@@ -270,7 +302,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(steal_moves_half_of_victim_queue),
 		cmocka_unit_test(yielded_task_goes_to_the_back),
-		cmocka_unit_test(thief_skips_sticky_tasks),
+		cmocka_unit_test(idle_thief_takes_yielders_but_not_sticky_ones),
+		cmocka_unit_test(yielders_are_published_only_when_a_worker_idles),
 		cmocka_unit_test(woken_task_runs_next_on_the_waker),
 		cmocka_unit_test(other_worker_steals_share_of_10000_spawned),
 		cmocka_unit_test(sticky_tasks_never_stolen),

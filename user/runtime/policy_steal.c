@@ -16,18 +16,26 @@
  * Go's runnext) — and thieves take from the top, the oldest task, which in
  * divide-and-conquer code is the biggest piece of work left.
  *
- * `runq`, a locked FIFO: yielded tasks, and tasks pushed here from another
- * thread (Chase–Lev allows only the owner to push). A yield must send the
- * task to the back of the line; the deque's only owner-side end is the LIFO
- * one, where the yielder would be taken again at once and the yield would do
- * nothing. Pushing it at the deque's top instead would race the thieves that
- * CAS that end. A separate FIFO is what Tokio does (its LIFO slot + FIFO
- * local queue) and what Go's Gosched does with the global queue; ours is per
- * worker, so yielding tasks keep their worker unless someone steals them.
- * Thieves may take from it too (under its lock), except sticky tasks. */
+ * A yield must send the task to the back of the line. The deque's only
+ * owner-side end is the LIFO one, where the yielder would be taken again at
+ * once and the yield would do nothing; pushing it at the top instead would
+ * race the thieves that CAS that end. So yielders go to a FIFO of their own,
+ * as in Tokio (LIFO slot + FIFO local queue) and Go (Gosched puts the g on
+ * the global queue):
+ *
+ * `yq`, a plain FIFO only the owner touches: no lock, no atomic, so a yield
+ * costs a context switch and a few stores. Thieves cannot see it. That is
+ * right while every worker is busy (there is nobody to give work to), so
+ * whenever a worker is idle — spinning or parked, two relaxed loads to find
+ * out — a yield moves the whole of `yq` into:
+ *
+ * `runq`, a FIFO under a spinlock: published yielders, and tasks pushed
+ * here from other threads (Chase–Lev lets only the owner push). Thieves
+ * take from it too (under its lock), except sticky tasks. */
 struct steal_worker {
 	struct th_deque dq;
 	struct th_lockq runq;
+	struct th_fifo yq;
 	uint32_t tick;
 } __attribute__((aligned(64)));
 
@@ -87,21 +95,38 @@ static int push_runq(struct steal *s, int w, struct th_task *t)
 	return w;
 }
 
+/* Is some worker looking for work? Relaxed: a stale answer only delays
+ * publishing yielders to the next yield, or publishes once too often. */
+static bool someone_idle(struct th_runtime *rt)
+{
+	return atomic_load_explicit(&rt->nspinning, memory_order_relaxed) > 0 ||
+	       atomic_load_explicit(&rt->nparked, memory_order_relaxed) > 0;
+}
+
+/* The yielder and every earlier private yielder, oldest first, into runq. */
+static void publish_yielders(struct steal_worker *me, struct th_task *t)
+{
+	th_spin_lock(&me->runq.lock);
+	for (struct th_task *x; (x = th_fifo_pop(&me->yq));)
+		th_fifo_push(&me->runq.q, x);
+	th_fifo_push(&me->runq.q, t);
+	th_spin_unlock(&me->runq.lock);
+}
+
 static int steal_push(struct th_runtime *rt, struct th_worker *self, struct th_task *t, enum th_why why)
 {
 	struct steal *s = rt->policy_data;
+	if (why == TH_WHY_YIELD) { /* self ran t; if t is sticky, self is its home */
+		struct steal_worker *me = &s->w[self->index];
+		if (rt->nworkers == 1 || !someone_idle(rt)) {
+			th_fifo_push(&me->yq, t);
+			return self->index;
+		}
+		publish_yielders(me, t);
+		return -1; /* wake an idle worker if none spins: there is work to steal */
+	}
 	if (t->sticky)
 		return push_runq(s, t->home, t);
-	if (why == TH_WHY_YIELD) {
-		struct th_lockq *lq = &s->w[self->index].runq;
-		th_spin_lock(&lq->lock);
-		th_fifo_push(&lq->q, t);
-		long waiting = lq->q.len;
-		th_spin_unlock(&lq->lock);
-		/* More than the yielder waits here: let an idle worker come and
-		 * steal (-1 wakes one if none is spinning already). */
-		return rt->nworkers > 1 && waiting > 1 ? -1 : self->index;
-	}
 	if (self && (t->home < 0 || t->home == self->index)) {
 		/* Spawned or woken here: the bottom of our own deque. If growing
 		 * the deque fails, the runq still takes it. */
@@ -219,11 +244,12 @@ static struct th_task *steal_pop(struct th_runtime *rt, struct th_worker *w)
 	/* Go's 61st schedule: a worker whose deque never empties (a task
 	 * spawning in a loop) would otherwise never run its yielded and
 	 * remotely pushed tasks. */
-	if (++me->tick % 61 == 0 && (t = th_lockq_pop(&me->runq)))
+	if (++me->tick % 61 == 0 && ((t = th_lockq_pop(&me->runq)) || (t = th_fifo_pop(&me->yq))))
 		return t;
 	if (!th_deque_owner_empty(&me->dq) && (t = th_deque_take(&me->dq)))
 		return t;
-	if ((t = th_lockq_pop(&me->runq)))
+	/* runq before yq: a published yielder is older than a private one */
+	if ((t = th_lockq_pop(&me->runq)) || (t = th_fifo_pop(&me->yq)))
 		return t;
 	if (rt->nworkers == 1)
 		return NULL;

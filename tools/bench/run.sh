@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# run.sh — runs taskhop's micro-benchmarks and the same ones in peer runtimes (Go,
+# Boost.Fiber, OpenMP), then prints taskhop / best peer for each figure. Usage: run.sh BINDIR
+set -u
+dir=${1:?usage: run.sh BINDIR (where bench.mk built th_micro and the peers)}
+# Quick mode for a smoke run: TH_BENCH_QUICK=1 (small counts, one repetition).
+if [ "${TH_BENCH_QUICK:-0}" = 1 ]; then
+	Y=100000 T=100000 F=22 R=1
+else
+	Y=10000000 T=1000000 F=30 R=3
+fi
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# run NAME TIMEOUT CMD...: show and keep its bench lines; say so if it was killed.
+run() {
+	local name=$1 limit=$2
+	shift 2
+	timeout --signal=KILL "$limit" "$@" | tee -a "$out"
+	local rc=${PIPESTATUS[0]}
+	if [ "$rc" -eq 137 ]; then
+		echo "# $name: killed after $limit (figures it had not printed yet are missing)" | tee -a "$out"
+	elif [ "$rc" -ne 0 ]; then
+		echo "# $name: exit $rc" | tee -a "$out"
+	fi
+}
+
+echo "== micro-benchmarks: taskhop (policy steal) vs Go, Boost.Fiber, OpenMP; best of $R runs"
+run taskhop 120s "$dir/th_micro" --policy steal --yields $Y --tasks $T --fib $F --reps $R
+for p in sticky shared multiqueue; do
+	run "taskhop $p" 60s "$dir/th_micro" --policy $p --prefix "policy.$p." \
+		--yields $((Y / 10)) --tasks $((T / 10)) --fib $F --reps 1
+done
+run go 60s env GOMAXPROCS=2 "$dir/go_bench" $Y $T $F $R
+for cfg in "round_robin 1" "shared_work 1" "shared_work 2" "work_stealing 1" "work_stealing 2"; do
+	# shared_work's fib(30) takes minutes: it gets 20 s, then counts as slower.
+	run "boost_fiber ${cfg% *} ${cfg#* } threads" 25s "$dir/boost_fiber_bench" $cfg $Y $T $F $R
+done
+run omp 60s "$dir/omp_bench" $Y $T $F $R
+
+# Ratios: taskhop's figure over the best (lowest) peer figure of the same name.
+# Peer lines are go.*, boost_fiber.*, omp.*; policy.* lines are taskhop's other policies.
+awk '
+$1 == "bench:" { v[$2] = $3; u[$2] = $4 }
+$1 == "#" && $3 == "killed" { killed[$2] = 1 }
+END {
+	n = split("yield_ns 3 spawn_join_ns_1w 2 spawn_join_ns_2w 2 fib_ms 1", f, " ")
+	for (i = 1; i < n; i += 2) {
+		fig = f[i]; target = f[i + 1]
+		if (!(fig in v)) { printf "# %s: no taskhop figure\n", fig; continue }
+		best = ""; bestname = ""
+		for (k in v) {
+			if (k !~ /^(go|boost_fiber|omp)\./) continue
+			if (substr(k, length(k) - length(fig)) != "." fig) continue
+			if (best == "" || v[k] + 0 < best + 0) { best = v[k]; bestname = k }
+		}
+		if (best == "") { printf "# %s: no peer figure\n", fig; continue }
+		r = v[fig] / best
+		printf "bench: ratio.%s %.3f taskhop/best-peer\n", fig, r
+		if (fig == "fib_ms") {
+			met = 1; slower = ""
+			for (k in v) if (k ~ /^(go|boost_fiber|omp)\./ && k ~ /\.fib_ms$/ && v[k] + 0 <= v[fig] + 0) { met = 0; slower = slower " " k }
+			printf "#   fib_ms: taskhop %s ms, best peer %s %s ms; target: faster than every peer: %s%s\n",
+				v[fig], bestname, best, met ? "met" : "NOT met, not faster than" slower,
+				length(killed) ? " (killed peers count as slower)" : ""
+		} else {
+			printf "#   %s: taskhop %s %s, best peer %s %s %s; target <= 1/%d of best peer: %s\n",
+				fig, v[fig], u[fig], bestname, best, u[bestname], target, r <= 1 / target ? "met" : "NOT met"
+		}
+	}
+}' "$out"
