@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -283,6 +285,64 @@ static void forced_worker_migration_is_charged_to_the_running_task(void **state)
 	struct th_rec_worker rw;
 	assert_int_equal(th_record_worker(r, 0, 1, &rw), 0);
 	assert_true(rw.cpu_migrations >= 1);
+	th_record_close(r);
+	th_runtime_stop();
+}
+
+/* A thread spinning on the CPU of worker 0 until told to stop. */
+static _Atomic int hog_stop;
+static void *hog(void *arg)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(*(int *)arg, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!atomic_load(&hog_stop))
+		;
+	return NULL;
+}
+
+static void *spin_task(void *arg)
+{
+	volatile uint64_t x = 0;
+	for (uint64_t i = 0; i < *(uint64_t *)arg; i++)
+		x += i;
+	return NULL;
+}
+
+/* Two CPU-bound threads on one CPU: the scheduler must time-slice them, so the worker is
+ * preempted while the task runs, and waits on the run queue while it is its task. */
+static void preemptions_and_runq_wait_are_charged_to_the_running_task(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	start_runtime("sticky", 1, true);
+	int cpu = nth_allowed_cpu(0);
+	pthread_t h;
+	atomic_store(&hog_stop, 0);
+	assert_int_equal(pthread_create(&h, NULL, hog, &cpu), 0);
+	struct th_record *r = record_self(false);
+	uint64_t iters = 400000000; /* some hundreds of ms: many scheduler slices */
+	th_task *t = th_spawn_on(0, spin_task, &iters);
+	th_wait(t);
+	assert_int_equal(th_record_stop(r), 0);
+	atomic_store(&hog_stop, 1);
+	pthread_join(h, NULL);
+	struct th_task_stats st;
+	struct th_rec_task rt;
+	struct th_rec_worker rw;
+	th_task_stats(t, &st);
+	th_task_free(t);
+	assert_int_equal(th_record_task(r, 0, st.id, &rt), 0);
+	assert_int_equal(th_record_worker(r, 0, 0, &rw), 0);
+	print_message("  task: %" PRIu64 " preemptions, %.1f ms run-queue wait, %.1f ms on CPU\n",
+		      rt.preemptions, rt.runq_wait_ns / 1e6, rt.on_cpu_ns / 1e6);
+	assert_true(rt.preemptions >= 1);
+	assert_true(rt.runq_wait_ns > 0);
+	assert_true(rt.preemptions <= rw.preemptions);
+	assert_true(rt.runq_wait_ns <= rw.runq_wait_ns);
+	assert_true(rt.on_cpu_ns <= rw.on_cpu_ns);
+	assert_int_equal(rt.cpu_migrations, 0); /* pinned */
 	th_record_close(r);
 	th_runtime_stop();
 }
@@ -802,6 +862,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(usdt_and_join_agree_on_darts_for_every_policy),
 		cmocka_unit_test(pinned_sticky_run_has_no_cpu_migrations),
 		cmocka_unit_test(forced_worker_migration_is_charged_to_the_running_task),
+		cmocka_unit_test(preemptions_and_runq_wait_are_charged_to_the_running_task),
 		cmocka_unit_test(raw_tp_twins_give_the_same_join),
 		cmocka_unit_test(record_command_sees_its_tasks),
 		cmocka_unit_test(record_pid_follows_a_running_process),
