@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <sys/sdt.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -343,6 +344,40 @@ static void preemptions_and_runq_wait_are_charged_to_the_running_task(void **sta
 	assert_true(rt.runq_wait_ns <= rw.runq_wait_ns);
 	assert_true(rt.on_cpu_ns <= rw.on_cpu_ns);
 	assert_int_equal(rt.cpu_migrations, 0); /* pinned */
+	th_record_close(r);
+	th_runtime_stop();
+}
+
+/* ---- lost events ---------------------------------------------------------------- */
+
+static void a_full_ring_buffer_is_counted_in_lost_events(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	start_runtime("sticky", 1, false);
+	struct th_record_opts o;
+	th_record_opts_default(&o);
+	o.usdt = true;
+	o.ringbuf_bytes = 4096; /* room for ~40 records; drained every 20 ms */
+	struct th_record *r = th_record_open(&o);
+	if (th_record_attach_self(r) != 0 || th_record_start(r) != 0)
+		fail_msg("%s", th_record_error());
+	/* 20000 probe hits (about a microsecond or more each) between two drains */
+	for (int i = 0; i < 20000; i++)
+		DTRACE_PROBE1(taskhop, worker_park, 99);
+	assert_int_equal(th_record_stop(r), 0);
+	uint64_t lost = th_record_lost_events(r);
+	print_message("  4 KiB ring buffer: %" PRIu64 " of 20000+ events lost\n", lost);
+	assert_true(lost > 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(th_record_write_json(r, f), 0);
+	fclose(f);
+	char want[64];
+	snprintf(want, sizeof(want), "\"lost_events\": %" PRIu64 ",", lost);
+	assert_non_null(strstr(buf, want));
+	free(buf);
 	th_record_close(r);
 	th_runtime_stop();
 }
@@ -863,6 +898,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(pinned_sticky_run_has_no_cpu_migrations),
 		cmocka_unit_test(forced_worker_migration_is_charged_to_the_running_task),
 		cmocka_unit_test(preemptions_and_runq_wait_are_charged_to_the_running_task),
+		cmocka_unit_test(a_full_ring_buffer_is_counted_in_lost_events),
 		cmocka_unit_test(raw_tp_twins_give_the_same_join),
 		cmocka_unit_test(record_command_sees_its_tasks),
 		cmocka_unit_test(record_pid_follows_a_running_process),
