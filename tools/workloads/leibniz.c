@@ -266,12 +266,13 @@ static void record_results(struct th_record *r, struct lz_outcome *o)
 	const struct th_rec_worker *w = th_record_workers(r, &nw);
 	for (int k = 0; k < o->nprocs; k++) {
 		struct lz_proc *p = &o->procs[k];
-		p->migrations = 0;
-		p->on_cpu_ms = 0;
+		p->migrations = p->on_cpu_ms = p->runq_wait_ms = p->preemptions = 0;
 		for (size_t i = 0; i < nw; i++)
 			if (w[i].pid == p->pid) {
 				p->migrations += (long long)w[i].cpu_migrations;
 				p->on_cpu_ms += (long long)(w[i].on_cpu_ns / 1000000);
+				p->runq_wait_ms += (long long)(w[i].runq_wait_ns / 1000000);
+				p->preemptions += (long long)w[i].preemptions;
 			}
 	}
 	o->recorded = true;
@@ -347,7 +348,7 @@ done:
 		p->busy_s = (double)st.busy_ns / 1e9;
 		p->cpu_s = (double)(st.utime_us + st.stime_us) / 1e6;
 		p->maxrss_kb = st.maxrss_kb;
-		p->migrations = p->on_cpu_ms = -1;
+		p->migrations = p->on_cpu_ms = p->runq_wait_ms = p->preemptions = -1;
 		o->rss_kb += st.maxrss_kb;
 	}
 	if (rec) {
@@ -566,6 +567,8 @@ static struct json *outcome_json(const struct lz_config *c, const struct lz_outc
 			if (p->migrations >= 0) {
 				json_set_num(j, "cpu_migrations", (double)p->migrations);
 				json_set_num(j, "on_cpu_ms", (double)p->on_cpu_ms);
+				json_set_num(j, "runq_wait_ms", (double)p->runq_wait_ms);
+				json_set_num(j, "preemptions", (double)p->preemptions);
 			} else {
 				json_set_null(j, "cpu_migrations");
 			}
@@ -632,18 +635,22 @@ void lz_print_table(FILE *f, const struct lz_config *c, const struct lz_outcome 
 			fprintf(f, " = %.2f x serial", (double)o->rss_kb / o->serial_rss_kb);
 		fprintf(f, "\n  worker processes (%s transport; start %.3f s, stop %.3f s):\n", o->transport,
 			o->start_s, o->stop_s);
-		fprintf(f, "  %4s %8s %-12s %6s %7s %7s %8s %9s\n", "proc", "pid", "host", "inputs", "busy_s",
-			"cpu_s", "rss_MiB", "cpu_migr");
+		fprintf(f, "  %4s %8s %-12s %6s %7s %7s %8s %9s %12s %8s\n", "proc", "pid", "host", "inputs",
+			"busy_s", "cpu_s", "rss_MiB", "cpu_migr", "sch-delay_ms", "preempt");
 		for (int k = 0; k < o->nprocs && k < LZ_MAX_PROCS; k++) {
 			const struct lz_proc *p = &o->procs[k];
-			char mig[32] = "-";
-			if (p->migrations >= 0)
+			char mig[32] = "-", wait[32] = "-", pre[32] = "-";
+			if (p->migrations >= 0) {
 				snprintf(mig, sizeof mig, "%lld", p->migrations);
-			fprintf(f, "  %4d %8d %-12.12s %6d %7.3f %7.3f %8.1f %9s\n", p->proc, (int)p->pid, p->host,
-				p->inputs, p->busy_s, p->cpu_s, p->maxrss_kb / 1024.0, mig);
+				snprintf(wait, sizeof wait, "%lld", p->runq_wait_ms);
+				snprintf(pre, sizeof pre, "%lld", p->preemptions);
+			}
+			fprintf(f, "  %4d %8d %-12.12s %6d %7.3f %7.3f %8.1f %9s %12s %8s\n", p->proc, (int)p->pid,
+				p->host, p->inputs, p->busy_s, p->cpu_s, p->maxrss_kb / 1024.0, mig, wait, pre);
 		}
 		if (!o->recorded)
-			fprintf(f, "  (cpu_migr: add --bpf to follow every worker process with the BPF recorder)\n");
+			fprintf(f, "  (cpu_migr, sch-delay, preempt: add --bpf to follow every worker process with the "
+				   "BPF recorder)\n");
 	}
 	if (o->have_serial)
 		fprintf(f, "  partial sums identical to the serial map: %s (fnv1a %016llx)\n",

@@ -38,6 +38,8 @@ struct lz_proc {
 	long maxrss_kb;
 	long long migrations; /* CPU migrations of its threads (BPF), -1 unknown */
 	long long on_cpu_ms;  /* BPF, -1 unknown */
+	long long runq_wait_ms; /* BPF: runnable but waiting for a CPU (sch-delay), -1 unknown */
+	long long preemptions;  /* BPF: involuntary switch-outs, -1 unknown */
 };
 
 /* What a run found: the series and the measurements. */
