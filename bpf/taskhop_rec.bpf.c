@@ -292,8 +292,8 @@ int BPF_PROG(raw_migrate, struct task_struct *p, int dest_cpu)
 
 static __always_inline int usdt_event(__u32 probe, long a, long b, long c)
 {
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-	__u32 host_tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 host_tid = (__u32)pid_tgid;
 	struct th_event *e;
 
 	if (probe == TH_P_TASK_RUN) {
@@ -310,8 +310,15 @@ static __always_inline int usdt_event(__u32 probe, long a, long b, long c)
 	__builtin_memset(e, 0, sizeof(*e));
 	e->kind = TH_EV_USDT;
 	e->probe = probe;
-	e->tgid = ns_id(cur, 1);
-	e->tid = ns_id(cur, 0);
+	if (pidns_level == 0) { /* the recorder sees host ids: no translation */
+		e->tgid = pid_tgid >> 32;
+		e->tid = host_tid;
+	} else {
+		struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+
+		e->tgid = ns_id(cur, 1);
+		e->tid = ns_id(cur, 0);
+	}
 	e->cpu = bpf_get_smp_processor_id();
 	e->ts = bpf_ktime_get_ns();
 	e->slot = -1;
