@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dist.h"
+#include "record.h"
 #include "report/json.h"
 #include "taskhop.h"
 #include "workload.h"
@@ -138,6 +139,38 @@ static void procs_0_and_bad_arguments_are_refused(void **state)
 	assert_int_equal(th_dist_call_local("leibniz", &bad, 3, &out), -1);
 }
 
+/* --bpf: the recorder follows each worker process and sees its runtime
+ * worker run the call on a CPU. Needs root; CI (TASKHOP_REQUIRE_BPF=1) must run it. */
+static void the_recorder_follows_every_worker_process(void **state)
+{
+	(void)state;
+	const char *why = th_record_unavailable();
+	if (why) {
+		if (getenv("TASKHOP_REQUIRE_BPF") && strcmp(getenv("TASKHOP_REQUIRE_BPF"), "1") == 0)
+			fail_msg("BPF required but unavailable: %s", why);
+		print_message("skipped: %s\n", why);
+		skip();
+	}
+	struct lz_config c;
+	struct lz_outcome *o = calloc(1, sizeof *o);
+	char err[256];
+	small(&c, LZ_PMAP);
+	c.terms = 30000000; /* tens of ms per input: visible on-CPU time */
+	c.inputs = 2;
+	c.bpf = true;
+	c.proc_threads = 1;
+	c.baseline = false;
+	if (lz_experiment(&c, o, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	assert_true(o->recorded);
+	for (int k = 0; k < 2; k++) {
+		assert_int_not_equal(o->procs[k].pid, getpid());
+		assert_true(o->procs[k].migrations >= 0);
+		assert_true(o->procs[k].on_cpu_ms > 0);
+	}
+	free(o);
+}
+
 /* `taskhop run leibniz` end to end: the local pmap and `mpirun -n 3 ... --mpi`
  * report the same partial sums (their FNV-1a hash) in the run JSON. */
 static char *run_hash(const char *cmd, const char *json)
@@ -205,6 +238,7 @@ int main(void)
 		cmocka_unit_test(worker_processes_running_their_own_runtime_give_the_same_sums),
 		cmocka_unit_test(th_map_over_threads_gives_the_same_sums),
 		cmocka_unit_test(procs_0_and_bad_arguments_are_refused),
+		cmocka_unit_test(the_recorder_follows_every_worker_process),
 		cmocka_unit_test(taskhop_run_leibniz_local_and_under_mpirun_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
