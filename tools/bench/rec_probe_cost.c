@@ -129,8 +129,7 @@ int main(void)
 	struct th_rec_prog_stats ps;
 	th_record_prog_stats(r, &ps);
 	if (ps.usdt_runs)
-		printf("bench: rec_usdt_handler_bpf_ns %.1f ns/event (the BPF handler alone, of the above)\n",
-		       (double)ps.usdt_ns / (double)ps.usdt_runs);
+		printf("bench: rec_usdt_handler_bpf_ns %.1f ns/event\n", (double)ps.usdt_ns / (double)ps.usdt_runs);
 	printf("bench: rec_usdt_attached_lost_events %llu events\n",
 	       (unsigned long long)th_record_lost_events(r));
 	th_record_close(r);
@@ -157,12 +156,15 @@ int main(void)
 		th_task_free(tasks[i]);
 	th_record_stop(r);
 	th_record_prog_stats(r, &ps);
-	if (ps.switch_runs)
-		printf("bench: rec_sched_switch_prog_ns %.1f ns/switch (%llu switches)\n",
-		       (double)ps.switch_ns / (double)ps.switch_runs, (unsigned long long)ps.switch_runs);
+	printf("# BPF program run time (BPF_ENABLE_STATS) over a darts run, every context switch of\n"
+	       "# the machine included; rec_usdt_handler_bpf_ns is the handler's part of a USDT hit\n");
+	if (ps.switch_runs) {
+		printf("bench: rec_sched_switch_prog_ns %.1f ns/switch\n", (double)ps.switch_ns / (double)ps.switch_runs);
+		printf("bench: rec_sched_switch_prog_runs %llu switches\n", (unsigned long long)ps.switch_runs);
+	}
 	if (ps.other_runs)
-		printf("bench: rec_sched_wakeup_migrate_prog_ns %.1f ns/event (%llu events)\n",
-		       (double)ps.other_ns / (double)ps.other_runs, (unsigned long long)ps.other_runs);
+		printf("bench: rec_sched_wakeup_migrate_prog_ns %.1f ns/event\n",
+		       (double)ps.other_ns / (double)ps.other_runs);
 	th_record_close(r);
 	th_runtime_stop();
 	return 0;

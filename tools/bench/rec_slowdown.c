@@ -158,9 +158,11 @@ int main(void)
 				darts_once(pol[p], m, &dw[p][m][i], &dc[p][m][i], &dmc[p][m][i]);
 			}
 	}
+	printf("# rec_slowdown: medians of %d runs, 2 workers; darts = 20 x 1e6 + 1 x 1e8 draws; "
+	       "cpu = process user+system time\n", REPEAT);
 	for (int m = 0; m < NMODES; m++) {
 		ym[m] = med(y[m], REPEAT);
-		printf("bench: rec_yield_%s_ns %.1f ns/yield (median of %d)\n", mode_name[m], ym[m], REPEAT);
+		printf("bench: rec_yield_%s_ns %.1f ns/yield\n", mode_name[m], ym[m]);
 	}
 	for (int m = 1; m < NMODES; m++)
 		printf("bench: rec_yield_slowdown_%s_pct %.1f %%\n", mode_name[m], 100.0 * (ym[m] / ym[OFF] - 1));
@@ -170,15 +172,19 @@ int main(void)
 			wm[p][m] = med(dw[p][m], REPEAT);
 			cm[p][m] = med(dc[p][m], REPEAT);
 			mm[p][m] = med(dmc[p][m], REPEAT);
-			printf("bench: rec_darts_%s_%s_ms %.1f ms wall (cpu %.1f ms, mean completion %.1f ms; "
-			       "medians of %d)\n", pol[p], mode_name[m], wm[p][m], cm[p][m], mm[p][m], REPEAT);
+			printf("bench: rec_darts_%s_%s_wall_ms %.1f ms\n", pol[p], mode_name[m], wm[p][m]);
+			printf("bench: rec_darts_%s_%s_cpu_ms %.1f ms\n", pol[p], mode_name[m], cm[p][m]);
+			printf("bench: rec_darts_%s_%s_mean_completion_ms %.1f ms\n", pol[p], mode_name[m], mm[p][m]);
 		}
-		for (int m = ON; m <= USDT; m++)
-			printf("bench: rec_darts_%s_slowdown_%s_pct %.1f %% wall (cpu %+.1f %%)\n", pol[p],
-			       mode_name[m], 100.0 * (wm[p][m] / wm[p][OFF] - 1),
+		for (int m = ON; m <= USDT; m++) {
+			printf("bench: rec_darts_%s_slowdown_%s_wall_pct %.1f %%\n", pol[p], mode_name[m],
+			       100.0 * (wm[p][m] / wm[p][OFF] - 1));
+			printf("bench: rec_darts_%s_slowdown_%s_cpu_pct %.1f %%\n", pol[p], mode_name[m],
 			       100.0 * (cm[p][m] / cm[p][OFF] - 1));
+		}
 	}
 	/* the comparison `taskhop compare darts` makes: order of the policies by mean completion */
+	int order_off[MAXPOL];
 	for (int m = OFF; m <= USDT; m++) {
 		if (m == RUNLOG)
 			continue;
@@ -192,10 +198,17 @@ int main(void)
 					order[a] = order[b];
 					order[b] = t;
 				}
-		printf("bench: rec_darts_policy_order_%s", mode_name[m]);
+		printf("# rec_darts policy order by mean completion, recording %s:", mode_name[m]);
 		for (int p = 0; p < np; p++)
-			printf("%s%s", p ? "<" : " ", pol[order[p]]);
-		printf(" by mean completion\n");
+			printf("%s%s", p ? " < " : " ", pol[order[p]]);
+		printf("\n");
+		if (m == OFF) {
+			memcpy(order_off, order, sizeof(order));
+			continue;
+		}
+		printf("bench: rec_darts_same_winner_%s %d bool\n", mode_name[m], order[0] == order_off[0]);
+		printf("bench: rec_darts_same_order_%s %d bool\n", mode_name[m],
+		       memcmp(order, order_off, (size_t)np * sizeof(int)) == 0);
 	}
 	printf("bench: rec_lost_events %llu events\n", (unsigned long long)lost);
 	return 0;
