@@ -51,6 +51,10 @@ struct th_dist_transport {
 	void (*finish)(void); /* all workers reaped */
 };
 
+/* The pool's answer to "where does this frame's body go?" for a frame from
+ * worker proc: into the result of the call it continues (no copy), or NULL. */
+void *th_dist__frame_dest(int proc, const struct th_frame_hdr *h);
+
 /* Local transport: forks n workers; each child runs th_dist__worker_main. */
 int th_dist__local_start(int n, const struct th_procs_config *cfg, pid_t *pids,
 			 const struct th_dist_transport **tr);

@@ -125,6 +125,12 @@ static ssize_t read_full(int fd, void *buf, size_t n)
 
 int th_frame_read_fd(int fd, struct th_frame *f, char *err, size_t errlen)
 {
+	return th_frame_read_fd_to(fd, f, NULL, NULL, err, errlen);
+}
+
+int th_frame_read_fd_to(int fd, struct th_frame *f, th_frame_dest_fn dest, void *ctx, char *err,
+			size_t errlen)
+{
 	memset(f, 0, sizeof *f);
 	ssize_t r = read_full(fd, &f->h, sizeof f->h);
 	if (r < 0)
@@ -144,6 +150,15 @@ int th_frame_read_fd(int fd, struct th_frame *f, char *err, size_t errlen)
 		return -1;
 	if (f->h.body_len == 0)
 		return 1;
+	void *there = dest ? dest(ctx, &f->h) : NULL;
+	if (there) {
+		r = read_full(fd, there, f->h.body_len);
+		if (r < 0 || (size_t)r < f->h.body_len)
+			return fail(err, errlen, "truncated frame: stream ended after %zd of %u body bytes",
+				    r < 0 ? 0 : r, f->h.body_len);
+		f->in_place = 1;
+		return 1;
+	}
 	f->body = malloc(f->h.body_len);
 	if (!f->body)
 		return fail(err, errlen, "out of memory for a %u-byte frame", f->h.body_len);

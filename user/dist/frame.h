@@ -47,11 +47,13 @@ struct th_bye {
 	uint64_t utime_us, stime_us;
 };
 
-/* A received frame; body is malloc'd (NULL when body_len is 0). */
+/* A received frame; body is malloc'd (NULL when body_len is 0, or when the
+ * body was read in place: straight into memory the receiver chose). */
 struct th_frame {
 	struct th_frame_hdr h;
 	char name[64];
 	void *body;
+	int in_place;
 };
 void th_frame_release(struct th_frame *f);
 
@@ -71,6 +73,12 @@ int th_frame_parse(const void *buf, size_t len, struct th_frame *f, char *err, s
  * before any byte of a frame, -1 = error with the reason in err (a stream
  * cut inside a frame, garbage, I/O error). */
 int th_frame_read_fd(int fd, struct th_frame *f, char *err, size_t errlen);
+/* The same, but once the header is checked dest(ctx, header) may return where
+ * the body should go (room for body_len bytes): it is read there, without a
+ * copy, and f->in_place is set. NULL from dest: a malloc'd body as usual. */
+typedef void *(*th_frame_dest_fn)(void *ctx, const struct th_frame_hdr *h);
+int th_frame_read_fd_to(int fd, struct th_frame *f, th_frame_dest_fn dest, void *ctx, char *err,
+			size_t errlen);
 /* Writes all of buf (MSG_NOSIGNAL on sockets, so a dead peer is EPIPE, not
  * a signal). 0 or -1 with errno. */
 int th_frame_write_fd(int fd, const void *buf, size_t len);

@@ -162,10 +162,8 @@ static void call_fail(struct call *c, const char *fmt, ...)
 	call_settle(c);
 }
 
-static int call_append(struct call *c, const void *data, size_t len)
+static int call_reserve(struct call *c, size_t len)
 {
-	if (c->owner == OWN_NONE || len == 0)
-		return 0; /* nobody will read it */
 	if (c->out.len + len > c->cap) {
 		size_t cap = c->cap ? c->cap : 4096;
 		while (cap < c->out.len + len)
@@ -176,9 +174,30 @@ static int call_append(struct call *c, const void *data, size_t len)
 		c->out.data = d;
 		c->cap = cap;
 	}
+	return 0;
+}
+
+static int call_append(struct call *c, const void *data, size_t len)
+{
+	if (c->owner == OWN_NONE || len == 0)
+		return 0; /* nobody will read it */
+	if (call_reserve(c, len))
+		return -1;
 	memcpy((char *)c->out.data + c->out.len, data, len);
 	c->out.len += len;
 	return 0;
+}
+
+void *th_dist__frame_dest(int proc, const struct th_frame_hdr *h)
+{
+	if (proc < 1 || proc > P.n || (h->type != TH_FR_PART && h->type != TH_FR_RESULT))
+		return NULL;
+	struct call *c = P.p[proc].inflight.head;
+	/* only the answer the worker owes next, and only if someone wants it;
+	 * anything else goes through on_frame's checks */
+	if (!c || c->id != h->call_id || c->owner == OWN_NONE || call_reserve(c, h->body_len))
+		return NULL;
+	return (char *)c->out.data + c->out.len;
 }
 
 /* ---- worker deaths ------------------------------------------------------------- */
@@ -315,6 +334,14 @@ static void on_frame(int k, struct th_frame *f)
 		call_fail(c, "'%s' on %s: %.*s", c->name, who, (int)f->h.body_len,
 			  f->body ? (const char *)f->body : "");
 		p->calls++;
+	} else if (f->in_place) {
+		c->out.len += f->h.body_len; /* already in place (th_dist__frame_dest) */
+		if (t == TH_FR_RESULT) {
+			q_pop(&p->inflight);
+			c->state = C_DONE;
+			p->calls++;
+			call_settle(c);
+		}
 	} else if (call_append(c, f->body, f->h.body_len) != 0) {
 		q_pop(&p->inflight);
 		/* the worker keeps sending pieces of it: they no longer match, so it
