@@ -173,6 +173,7 @@ int main(int argc, char **argv)
 	// them on every batch, and page faults are what would get measured.
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	setvbuf(stdout, NULL, _IOLBF, 0); // lines survive a kill by run.sh's timeout
 	on_pool((Algo)algo, nthreads, [&] {
 		if (nthreads == 1) {
 			printf("bench: boost_fiber.%s.yield_ns %.1f ns\n", an,

@@ -125,6 +125,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: omp_bench [YIELDS TASKS FIB REPS]\n");
 		return 2;
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a kill by run.sh's timeout */
 	long changes = 0;
 	double y = BEST(reps, yield_ns(yields, &changes));
 	if (changes >= yields) /* they alternated: a real switch per yield */
