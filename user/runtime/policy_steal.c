@@ -103,6 +103,18 @@ static bool someone_idle(struct th_runtime *rt)
 	       atomic_load_explicit(&rt->nparked, memory_order_relaxed) > 0;
 }
 
+/* Should a spawn wake a parked worker to come and steal? Go's wakep()
+ * test: someone sleeps and nobody is already looking. Read without a
+ * fence: if we miss a worker that is just parking, the task still sits on
+ * our own deque and we — awake — run it; the next spawn wakes the sleeper.
+ * The full fence the core's wake path needs is then paid only when a
+ * worker really is asleep, not on every spawn. */
+static bool need_thief(struct th_runtime *rt)
+{
+	return rt->nworkers > 1 && atomic_load_explicit(&rt->nparked, memory_order_relaxed) > 0 &&
+	       atomic_load_explicit(&rt->nspinning, memory_order_relaxed) == 0;
+}
+
 /* The yielder and every earlier private yielder, oldest first, into runq. */
 static void publish_yielders(struct steal_worker *me, struct th_task *t)
 {
@@ -132,7 +144,7 @@ static int steal_push(struct th_runtime *rt, struct th_worker *self, struct th_t
 		 * the deque fails, the runq still takes it. */
 		if (th_deque_push(&s->w[self->index].dq, t) != 0)
 			return push_runq(s, self->index, t);
-		return rt->nworkers > 1 ? -1 : self->index;
+		return need_thief(rt) ? -1 : self->index;
 	}
 	/* From a plain thread or for another worker. A woken task goes back
 	 * to where it last ran (its data may still be in that cache). */
