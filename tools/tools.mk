@@ -29,7 +29,13 @@ demo::
 
 # The issue's targets, on 2 workers, without BPF (it measures the scheduler, not the recorder):
 # isprime dynamic-split speedup over --serial; darts best migrating policy vs ideal and sticky.
+# The control first: two independent serial processes at once vs one alone. On an idle
+# 2-CPU machine this is 2.00; below that, no runtime's speedup can reach it either.
 bench:: $(TASKHOP)
+	@one() { $(B)/taskhop run isprime --serial --no-bpf --quiet --hi 4000000; }; \
+	t0=$$(date +%s.%N); one; t1=$$(date +%s.%N); one & one; wait; t2=$$(date +%s.%N); \
+	awk -v a="$$t0" -v b="$$t1" -v c="$$t2" \
+		'BEGIN { printf "bench: machine_two_process_throughput %.3f x\n", 2 * (b - a) / (c - b) }'
 	@$(B)/taskhop compare isprime --policies shared --repeat 3 --workers 2 --no-bpf \
 		--out $(B)/bench/isprime >/dev/null
 	@$(B)/taskhop report $(B)/bench/isprime --bench
