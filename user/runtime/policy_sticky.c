@@ -2,12 +2,16 @@
  * Julia's sticky tasks; the article's modified @tspawnat that disables migration. */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
 static int sticky_init(struct th_runtime *rt)
 {
-	rt->policy_data = calloc((size_t)rt->nworkers, sizeof(struct th_lockq));
+	size_t size = (size_t)rt->nworkers * sizeof(struct th_lockq); /* th_lockq is 64-aligned */
+	rt->policy_data = aligned_alloc(64, size);
+	if (rt->policy_data)
+		memset(rt->policy_data, 0, size);
 	if (!rt->policy_data) {
 		th__set_error("sticky: out of memory");
 		return -1;
