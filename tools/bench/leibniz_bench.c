@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	/* the article's call: 2 inputs x 10^8 terms, groups of 1000; every run
 	 * also does the serial map in the same process for time and memory */
 	snprintf(cmd, sizeof cmd, "'%s' run leibniz --procs 2 --quiet --json %s", bin, json);
-	double ser[50], pm[50], ratio[50], srss[50], rss[50], wcpu[50];
+	double ser[50], pm[50], sp[50], ratio[50], srss[50], rss[50], wcpu[50];
 	char hash[32] = "";
 	for (int i = 0; i < reps; i++) {
 		struct json *doc = NULL;
@@ -104,9 +104,17 @@ int main(int argc, char **argv)
 		json_free(doc);
 	}
 	double s = minimum(ser, reps), p = minimum(pm, reps);
+	/* each run's own ratio: serial and pmap measured in the same process,
+	 * seconds apart, so a disturbance of the machine tends to hit both */
+	for (int i = 0; i < reps; i++)
+		sp[i] = ser[i] / pm[i];
 	printf("bench: leibniz_serial_2e8 %.3f s\n", s);
 	printf("bench: leibniz_pmap2_2e8 %.3f s\n", p);
 	printf("bench: leibniz_pmap2_speedup %.2f x\n", s / p);
+	printf("bench: leibniz_serial_2e8_median %.3f s\n", median(ser, reps));
+	printf("bench: leibniz_pmap2_2e8_median %.3f s\n", median(pm, reps));
+	printf("bench: leibniz_pmap2_speedup_median %.2f x\n", median(sp, reps));
+	printf("bench: leibniz_pmap2_speedup_worst %.2f x\n", minimum(sp, reps));
 	printf("bench: leibniz_pmap2_worker_cpu_max %.3f s\n", minimum(wcpu, reps));
 	printf("bench: leibniz_serial_peak_rss %.0f KiB\n", median(srss, reps));
 	printf("bench: leibniz_pmap2_peak_rss_all %.0f KiB\n", median(rss, reps));

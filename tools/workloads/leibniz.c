@@ -169,13 +169,16 @@ static void input_arg(const struct lz_config *c, int i, struct lz_arg *a)
 }
 
 /* map(n -> leibniz(...), inputs) in this process: the article's serial `map`,
- * which, like pmap, returns every input's result before anything reads them. */
+ * which, like pmap, returns every input's result before anything reads them.
+ * Every mode's run_s is its map alone, the results held in this process:
+ * reading the series afterwards is the same work whatever made the results. */
 static int run_serial(const struct lz_config *c, struct lz_outcome *o, char *err, size_t errlen)
 {
 	struct th_bytes *r = calloc((size_t)c->inputs, sizeof *r);
 	int rc = r ? 0 : -1;
 	if (!r)
 		snprintf(err, errlen, "out of memory");
+	uint64_t t0 = th_now_ns();
 	for (int i = 0; rc == 0 && i < c->inputs; i++) {
 		struct lz_arg a;
 		input_arg(c, i, &a);
@@ -184,6 +187,7 @@ static int run_serial(const struct lz_config *c, struct lz_outcome *o, char *err
 			rc = -1;
 		}
 	}
+	o->run_s = (double)(th_now_ns() - t0) / 1e9;
 	struct series s;
 	series_init(&s, o);
 	for (int i = 0; rc == 0 && i < c->inputs; i++)
@@ -220,7 +224,9 @@ static int run_threads(const struct lz_config *c, struct lz_outcome *o, char *er
 		snprintf(err, errlen, "out of memory for %lld partial sums", (long long)n);
 		return -1;
 	}
+	uint64_t t0 = th_now_ns();
 	th_map(0, n, c->chunk, all_group_fn, &ag, sums);
+	o->run_s = (double)(th_now_ns() - t0) / 1e9;
 	struct series s;
 	series_init(&s, o);
 	for (int64_t g = 0; g < n; g++) {
@@ -386,7 +392,6 @@ int lz_experiment(const struct lz_config *c, struct lz_outcome *o, char *err, si
 	}
 	/* every phase's peak memory is measured from its own start */
 	th_dist_reset_peak_rss();
-	uint64_t t0 = th_now_ns();
 	int rc;
 	if (c->mode == LZ_PMAP)
 		rc = run_pmap(c, o, err, errlen);
@@ -396,10 +401,8 @@ int lz_experiment(const struct lz_config *c, struct lz_outcome *o, char *err, si
 		rc = run_serial(c, o, err, errlen);
 	if (rc)
 		return -1;
-	if (c->mode != LZ_PMAP) {
-		o->run_s = (double)(th_now_ns() - t0) / 1e9;
+	if (c->mode != LZ_PMAP)
 		o->rss_kb = o->driver_rss_kb = th_dist_self_maxrss_kb();
-	}
 	if (c->mode != LZ_SERIAL && c->baseline) {
 		struct lz_outcome *so = malloc(sizeof *so);
 		if (!so) {
@@ -408,9 +411,8 @@ int lz_experiment(const struct lz_config *c, struct lz_outcome *o, char *err, si
 		}
 		memset(so, 0, sizeof *so);
 		th_dist_reset_peak_rss();
-		uint64_t t1 = th_now_ns();
 		rc = run_serial(c, so, err, errlen);
-		o->serial_s = (double)(th_now_ns() - t1) / 1e9;
+		o->serial_s = so->run_s;
 		o->serial_rss_kb = th_dist_self_maxrss_kb();
 		o->serial_hash = so->hash;
 		o->have_serial = rc == 0;
