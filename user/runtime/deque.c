@@ -134,9 +134,3 @@ long th_deque_size(struct th_deque *d)
 	long t = atomic_load_explicit(&d->top, memory_order_relaxed);
 	return b > t ? b - t : 0;
 }
-
-bool th_deque_owner_empty(struct th_deque *d)
-{
-	return atomic_load_explicit(&d->bottom, memory_order_relaxed) <=
-	       atomic_load_explicit(&d->top, memory_order_relaxed);
-}

@@ -44,6 +44,10 @@ enum th_steal_rc th_deque_steal(struct th_deque *d, void **out);
 long th_deque_size(struct th_deque *d);
 /* Owner only, no fence: true when certainly empty. top only grows, so a
  * stale top can only make the deque look fuller, never emptier. */
-bool th_deque_owner_empty(struct th_deque *d);
+static inline bool th_deque_owner_empty(struct th_deque *d)
+{
+	return atomic_load_explicit(&d->bottom, memory_order_relaxed) <=
+	       atomic_load_explicit(&d->top, memory_order_relaxed);
+}
 
 #endif

@@ -58,9 +58,14 @@ struct th_worker {
 	struct th_runtime *rt;
 	struct th_ctx sched_ctx;   /* the worker's own stack: the scheduler loop */
 	struct th_task *cur;       /* task running now, or NULL */
-	int why;                   /* why cur came back (enum th_why) */
-	void (*after_switch)(struct th_worker *, struct th_task *, void *);
-	void *after_arg;
+	/* What the last switch left for the next one to run here to finish
+	 * (worker.c, finish_switch): requeue prev (a yield), release prev_lock
+	 * (a block), or cache dead_stack (a task that ended). */
+	struct th_task *prev;
+	int prev_why;              /* enum th_why; TH_WHY_SPAWN: nothing to do */
+	_Atomic int *prev_lock;
+	struct th_stack dead_stack;
+	uint64_t run_start_ns;     /* run log: when cur's run began */
 	struct th_rng rng;         /* for the policy's random choices */
 	void *policy_data;         /* per-worker policy state */
 	struct th_stack_cache *stacks;
@@ -93,6 +98,12 @@ struct th_policy {
 	void (*fini)(struct th_runtime *rt);
 	int (*push)(struct th_runtime *rt, struct th_worker *self, struct th_task *t, enum th_why why);
 	struct th_task *(*pop)(struct th_runtime *rt, struct th_worker *w);
+	/* Optional: the task w should run instead of `yielder`, which is still
+	 * running and in no queue; NULL lets the yielder go on. Without it a
+	 * yield takes pop()'s task. push(yielder, TH_WHY_YIELD) follows the
+	 * switch either way. */
+	struct th_task *(*yield_pop)(struct th_runtime *rt, struct th_worker *w,
+				     const struct th_task *yielder);
 	/* Optional: run the task some other way (kthread: its own thread).
 	 * When set, spawn calls it instead of push, and workers only idle. */
 	int (*start_task)(struct th_runtime *rt, struct th_task *t);
@@ -135,6 +146,8 @@ void th__task_finish(struct th_task *t, void *result);
 
 /* Makes t runnable through the policy and wakes a worker for it. */
 void th__make_runnable(struct th_task *t, enum th_why why);
+/* The same, from worker `self` (NULL: a plain thread), known to the caller. */
+void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why);
 
 /* Intrusive FIFO of tasks (through task->next), no locking of its own. */
 struct th_fifo { struct th_task *head, *tail; long len; };

@@ -36,7 +36,7 @@ struct steal_worker {
 	struct th_deque dq;
 	struct th_lockq runq;
 	struct th_fifo yq;
-	uint32_t tick;
+	uint32_t countdown; /* to the next fair pop, see pop_local */
 } __attribute__((aligned(64)));
 
 struct steal {
@@ -61,6 +61,7 @@ static int steal_init(struct th_runtime *rt)
 	 * workers could use. At least one, or nobody would ever steal. */
 	s->max_thieves = rt->nworkers / 2 > 0 ? rt->nworkers / 2 : 1;
 	for (int i = 0; i < rt->nworkers; i++) {
+		s->w[i].countdown = 61;
 		if (th_deque_init(&s->w[i].dq, DEQUE_CAP) != 0) {
 			while (i--)
 				th_deque_fini(&s->w[i].dq);
@@ -248,20 +249,42 @@ static struct th_task *steal_round(struct th_runtime *rt, struct steal *s, struc
 	return NULL;
 }
 
-static struct th_task *steal_pop(struct th_runtime *rt, struct th_worker *w)
+/* The worker's own queues, in the order it serves them. */
+static struct th_task *pop_local(struct steal_worker *me)
 {
-	struct steal *s = rt->policy_data;
-	struct steal_worker *me = &s->w[w->index];
 	struct th_task *t;
 	/* Go's 61st schedule: a worker whose deque never empties (a task
 	 * spawning in a loop) would otherwise never run its yielded and
 	 * remotely pushed tasks. */
-	if (++me->tick % 61 == 0 && ((t = th_lockq_pop(&me->runq)) || (t = th_fifo_pop(&me->yq))))
-		return t;
+	if (--me->countdown == 0) {
+		me->countdown = 61;
+		if ((t = th_lockq_pop(&me->runq)) || (t = th_fifo_pop(&me->yq)))
+			return t;
+	}
 	if (!th_deque_owner_empty(&me->dq) && (t = th_deque_take(&me->dq)))
 		return t;
 	/* runq before yq: a published yielder is older than a private one */
 	if ((t = th_lockq_pop(&me->runq)) || (t = th_fifo_pop(&me->yq)))
+		return t;
+	return NULL;
+}
+
+/* A yield looks only at the worker's own queues: a yielder that is alone on
+ * its worker goes on, as it would if it were queued and popped again, rather
+ * than making its worker a thief. */
+static struct th_task *steal_yield_pop(struct th_runtime *rt, struct th_worker *w,
+				       const struct th_task *yielder)
+{
+	(void)yielder;
+	struct steal *s = rt->policy_data;
+	return pop_local(&s->w[w->index]);
+}
+
+static struct th_task *steal_pop(struct th_runtime *rt, struct th_worker *w)
+{
+	struct steal *s = rt->policy_data;
+	struct th_task *t = pop_local(&s->w[w->index]);
+	if (t)
 		return t;
 	if (rt->nworkers == 1)
 		return NULL;
@@ -284,4 +307,5 @@ const struct th_policy th_policy_steal = {
 	.fini = steal_fini,
 	.push = steal_push,
 	.pop = steal_pop,
+	.yield_pop = steal_yield_pop,
 };

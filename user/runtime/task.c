@@ -37,12 +37,18 @@ uint64_t th_task_id(const th_task *t)
 
 void th__wake_for_work(struct th_runtime *rt, int target); /* worker.c */
 
-void th__make_runnable(struct th_task *t, enum th_why why)
+void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
 {
 	struct th_runtime *rt = th__rt;
 	atomic_store_explicit(&t->state, TH_RUNNABLE, memory_order_relaxed);
-	int target = rt->policy->push(rt, th__self_worker(), t, why);
-	th__wake_for_work(rt, target);
+	int target = rt->policy->push(rt, self, t, why);
+	if (!self || target != self->index) /* queued on ourselves: we are awake */
+		th__wake_for_work(rt, target);
+}
+
+void th__make_runnable(struct th_task *t, enum th_why why)
+{
+	th__push_from(th__self_worker(), t, why);
 }
 
 static void release(struct th_task *t)
@@ -145,12 +151,6 @@ void th__task_finish(struct th_task *t, void *result)
 		atomic_fetch_add(&rt->quiet_word, 1);
 		th_futex_wake(&rt->quiet_word, 1 << 30);
 	}
-}
-
-void th__task_done(struct th_worker *w, struct th_task *t)
-{
-	TH_PROBE_TASK_DONE(t->id, w->index);
-	th__task_finish(t, t->result);
 }
 
 void th_wait(th_task *t)

@@ -46,60 +46,28 @@ static void publish(struct th_worker *w, uint64_t task_id)
 	__atomic_store_n(&w->slot[1], ++w->switch_seq, __ATOMIC_RELEASE);
 }
 
-/* From a task back to its current worker's scheduler loop. Returns when the
- * task is next run, on whichever worker that is. The ASan handle is a local:
- * it belongs to this suspension, not to the task (which may be gone by the
- * time a reused stack resumes here). */
-static void switch_to_scheduler(struct th_task *t)
+/* The run log's clock: one reading per switch serves as the end of one run
+ * and the start of the next. */
+static inline uint64_t log_clock(const struct th_worker *w)
 {
-	struct th_worker *w = th__self_worker();
-	void *fake = NULL;
-	th_san_start_switch(&fake, w->stack_bottom, w->stack_size);
-	th_tsan_switch(w->tsan_fiber);
-	th_ctx_switch(&t->ctx, &w->sched_ctx);
-	th_san_finish_switch(fake);
+	return w->log ? th_now_ns() : 0;
 }
 
-/* The body of every task stack. It never unwinds: when a task ends, its stack
- * goes back to the cache still parked inside this loop, and the next task to
- * get the stack resumes it here. Besides sparing a context rebuild, this keeps
- * TSan's shadow call stack of a reused fiber balanced. */
-static void stack_loop(void *arg)
+static inline void end_run(struct th_worker *w, const struct th_task *t, int why, uint64_t now)
 {
-	(void)arg;
-	th_san_finish_switch(NULL);
-	for (;;) {
-		struct th_task *t = th__self_worker()->cur;
-		t->result = t->fn(t->arg);
-		th__self_worker()->why = TH_WHY_DONE;
-		switch_to_scheduler(t);
-	}
-}
-
-static int prepare_stack(struct th_worker *w, struct th_task *t)
-{
-	if (th_stack_get(w->stacks, &t->stack, w->rt->cfg.stack_size) != 0)
-		return -1;
-	if (t->stack.resume.sp)
-		t->ctx = t->stack.resume;
-	else
-		th_ctx_make(&t->ctx, &t->stack, stack_loop, NULL);
-	return 0;
-}
-
-static void log_run(struct th_worker *w, struct th_task *t, uint64_t start)
-{
+	if (!w->log)
+		return;
 	if (w->log_n >= w->rt->cfg.run_log_cap) {
 		w->log_dropped++;
 		return;
 	}
 	w->log[w->log_n++] = (struct th_run_record){
-		.task_id = t->id, .start_ns = start, .end_ns = th_now_ns(),
-		.worker = (uint32_t)w->index, .why = (uint32_t)w->why,
+		.task_id = t->id, .start_ns = w->run_start_ns, .end_ns = now,
+		.worker = (uint32_t)w->index, .why = (uint32_t)why,
 	};
 }
 
-void th__task_started(struct th_task *t, int worker)
+static inline void task_started(struct th_task *t, int worker)
 {
 	int prev = t->last_worker;
 	if (t->runs++ == 0) {
@@ -112,53 +80,150 @@ void th__task_started(struct th_task *t, int worker)
 	TH_PROBE_TASK_RUN(t->id, worker, prev);
 }
 
-void th__task_done(struct th_worker *w, struct th_task *t); /* task.c */
-
-/* Runs t until it yields, blocks or ends, then does what its return asks. */
-static void run_task(struct th_worker *w, struct th_task *t)
+void th__task_started(struct th_task *t, int worker)
 {
-	if (!t->stack.map && prepare_stack(w, t) != 0) {
+	task_started(t, worker);
+}
+
+/* w starts running `to` (NULL: its scheduler loop). */
+static inline void begin_run(struct th_worker *w, struct th_task *to, uint64_t now)
+{
+	w->run_start_ns = now;
+	w->cur = to;
+	if (to) {
+		task_started(to, w->index);
+		atomic_store_explicit(&to->state, TH_RUNNING, memory_order_relaxed);
+	}
+	publish(w, to ? to->id : 0);
+}
+
+static void stack_loop(void *arg);
+
+/* A task's first run needs a stack: a cached one (still parked inside
+ * stack_loop, see there) or a new mapping. */
+static void ensure_stack(struct th_worker *w, struct th_task *t)
+{
+	if (t->stack.map)
+		return;
+	if (th_stack_get(w->stacks, &t->stack, w->rt->cfg.stack_size) != 0) {
 		/* no memory for a stack: nothing sane to continue with */
 		static const char msg[] = "taskhop: cannot map a task stack (out of memory or vm.max_map_count)\n";
 		(void)!write(2, msg, sizeof(msg) - 1);
 		abort();
 	}
-	th__task_started(t, w->index);
-	atomic_store_explicit(&t->state, TH_RUNNING, memory_order_relaxed);
-	w->cur = t;
-	publish(w, t->id);
-	uint64_t start = w->log ? th_now_ns() : 0;
+	if (t->stack.resume.sp)
+		t->ctx = t->stack.resume;
+	else
+		th_ctx_make(&t->ctx, &t->stack, stack_loop, NULL);
+}
 
-	void *fake = NULL;
-	th_san_start_switch(&fake, t->stack.lo,
-			    (size_t)((char *)t->stack.hi - (char *)t->stack.lo));
-	th_tsan_switch(t->stack.tsan_fiber);
-	th_ctx_switch(&w->sched_ctx, &t->ctx);
-	th_san_finish_switch(fake);
-
-	publish(w, 0);
-	if (w->log)
-		log_run(w, t, start);
-	w->cur = NULL;
-	/* From here t may be handed to another worker: touch it no more after. */
-	switch (w->why) {
-	case TH_WHY_YIELD:
-		th__make_runnable(t, TH_WHY_YIELD);
-		break;
-	case TH_WHY_BLOCK:
-		th_spin_unlock((_Atomic int *)w->after_arg);
-		break;
-	case TH_WHY_DONE:
-		t->stack.resume = t->ctx; /* the loop waits there for the next task */
-		th_stack_put(w->stacks, &t->stack);
-		th__task_done(w, t);
-		break;
+/* A switch leaves work behind that the task we left cannot do itself: until
+ * its registers are saved it is still on its stack, so no other worker may
+ * get hold of it. Whatever runs next on this worker — another task or the
+ * scheduler loop — does that work first thing after the switch. */
+static void finish_switch(struct th_worker *w)
+{
+	struct th_task *p = w->prev;
+	int why = w->prev_why;
+	w->prev = NULL;
+	w->prev_why = -1;
+	if (why == TH_WHY_YIELD) {
+		th__push_from(w, p, TH_WHY_YIELD);
+	} else if (why == TH_WHY_BLOCK) {
+		th_spin_unlock(w->prev_lock);
+	} else if (why == TH_WHY_DONE) {
+		/* the stack of a finished task, parked in stack_loop */
+		th_stack_put(w->stacks, &w->dead_stack);
 	}
 }
 
-/* Called by a running task, with *lock held: blocks it; the worker releases
- * the lock once the task's registers are saved, so no waker can resume it
- * while it is still on its stack. */
+/* Saves the current context in *save and resumes `to`, or the scheduler loop
+ * when `to` is NULL. Returns when *save is resumed, maybe on another worker.
+ * The ASan handle is a local: it belongs to this suspension, not to a task
+ * (which may be gone by the time a reused stack resumes here). */
+static void switch_away(struct th_worker *w, struct th_ctx *save, struct th_task *to)
+{
+	void *fake = NULL;
+	if (to) {
+		ensure_stack(w, to);
+		th_san_start_switch(&fake, to->stack.lo, (size_t)((char *)to->stack.hi - (char *)to->stack.lo));
+		th_tsan_switch(to->stack.tsan_fiber);
+		th_ctx_switch(save, &to->ctx);
+	} else {
+		th_san_start_switch(&fake, w->stack_bottom, w->stack_size);
+		th_tsan_switch(w->tsan_fiber);
+		th_ctx_switch(save, &w->sched_ctx);
+	}
+	th_san_finish_switch(fake);
+	finish_switch(th__self_worker());
+}
+
+/* Task t stops running for `why`; the worker goes straight on to `next`
+ * (no stop in the scheduler loop, one context switch instead of two) or, if
+ * NULL, to its loop. Returns when t runs again. */
+static void leave_task(struct th_worker *w, struct th_task *t, int why, struct th_task *next)
+{
+	uint64_t now = log_clock(w);
+	end_run(w, t, why, now);
+	w->prev = t;
+	w->prev_why = why;
+	begin_run(w, next, now);
+	switch_away(w, &t->ctx, next);
+}
+
+/* A task has returned: wake its fetchers, then run the next task on its
+ * stack's behalf. The task may be freed as soon as it is finished, so its
+ * stack is first copied to the worker, and its context saved there. */
+static void exit_task(struct th_task *t)
+{
+	struct th_worker *w = th__self_worker();
+	struct th_runtime *rt = w->rt;
+	uint64_t now = log_clock(w);
+	end_run(w, t, TH_WHY_DONE, now);
+	w->dead_stack = t->stack;
+	TH_PROBE_TASK_DONE(t->id, w->index);
+	th__task_finish(t, t->result); /* a fetcher it wakes may be next */
+	struct th_task *next = rt->policy->pop(rt, w);
+	w->prev = NULL;
+	w->prev_why = TH_WHY_DONE;
+	begin_run(w, next, now);
+	switch_away(w, &w->dead_stack.resume, next);
+}
+
+/* The body of every task stack. It never unwinds: when a task ends, its stack
+ * goes back to the cache still parked inside exit_task, and the next task to
+ * get the stack resumes it there and comes round this loop. Besides sparing
+ * a context rebuild, this keeps TSan's shadow call stack of a reused fiber
+ * balanced. */
+static void stack_loop(void *arg)
+{
+	(void)arg;
+	th_san_finish_switch(NULL);
+	finish_switch(th__self_worker());
+	for (;;) {
+		struct th_task *t = th__self_worker()->cur;
+		t->result = t->fn(t->arg);
+		exit_task(t);
+	}
+}
+
+/* The scheduler loop's side: runs t until the worker comes back here (t, or
+ * tasks it handed over to directly, yielded, blocked or ended). */
+static void run_task(struct th_worker *w, struct th_task *t)
+{
+	begin_run(w, t, log_clock(w));
+	ensure_stack(w, t);
+	void *fake = NULL;
+	th_san_start_switch(&fake, t->stack.lo, (size_t)((char *)t->stack.hi - (char *)t->stack.lo));
+	th_tsan_switch(t->stack.tsan_fiber);
+	th_ctx_switch(&w->sched_ctx, &t->ctx);
+	th_san_finish_switch(fake);
+	finish_switch(w);
+}
+
+/* Called by a running task, with *lock held: blocks it; the lock is released
+ * once the task's registers are saved, so no waker can resume it while it is
+ * still on its stack. */
 void th__task_block(_Atomic int *lock)
 {
 	struct th_worker *w = th__self_worker();
@@ -166,11 +231,14 @@ void th__task_block(_Atomic int *lock)
 	t->blocks++;
 	atomic_store_explicit(&t->state, TH_BLOCKED, memory_order_relaxed);
 	TH_PROBE_TASK_BLOCK(t->id, w->index);
-	w->why = TH_WHY_BLOCK;
-	w->after_arg = (void *)lock;
-	switch_to_scheduler(t);
+	w->prev_lock = lock;
+	leave_task(w, t, TH_WHY_BLOCK, w->rt->policy->pop(w->rt, w));
 }
 
+/* A yield ends the task's run. If the policy has another task for this
+ * worker, the worker switches to it directly and requeues the yielder after
+ * the switch; if not, the yielder just goes on (a new run, as the run log
+ * and the counters show), which is what a requeue and a pop would give. */
 void th_yield(void)
 {
 	struct th_worker *w = th__self_worker();
@@ -184,8 +252,16 @@ void th_yield(void)
 	}
 	t->yields++;
 	TH_PROBE_TASK_YIELD(t->id, w->index);
-	w->why = TH_WHY_YIELD;
-	switch_to_scheduler(t);
+	struct th_runtime *rt = w->rt;
+	const struct th_policy *p = rt->policy;
+	struct th_task *next = p->yield_pop ? p->yield_pop(rt, w, t) : p->pop(rt, w);
+	if (next) {
+		leave_task(w, t, TH_WHY_YIELD, next);
+		return;
+	}
+	uint64_t now = log_clock(w);
+	end_run(w, t, TH_WHY_YIELD, now);
+	begin_run(w, t, now);
 }
 
 /* ---- idling: spin briefly, then park on a futex ---------------------------- */
