@@ -14,7 +14,8 @@ static struct {
 	long yields, tasks;
 	int fib, reps;
 	const char *prefix; /* "" for the headline figures, "policy.NAME." otherwise */
-} opt = { "steal", 10000000, 1000000, 30, 3, "" };
+	const char *only;   /* one figure's name (for profiling), or NULL: all */
+} opt = { "steal", 10000000, 1000000, 30, 3, "", NULL };
 
 static void start(int workers)
 {
@@ -167,9 +168,15 @@ static double best(double (*f)(void))
 	return b;
 }
 
+static bool wanted(const char *figure)
+{
+	return !opt.only || strcmp(opt.only, figure) == 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: th_micro [--policy NAME] [--yields N] [--tasks N] [--fib N] [--reps N] [--prefix P]\n"
+			"                [--only yield_ns|spawn_join_ns_1w|spawn_join_ns_2w|fib_ms|steal_share]\n"
 			"  e.g. th_micro --policy steal   (prints bench: yield_ns ... lines)\n");
 	return 2;
 }
@@ -195,6 +202,8 @@ int main(int argc, char **argv)
 			opt.policy = v;
 		else if (!strcmp(f, "--prefix"))
 			opt.prefix = v;
+		else if (!strcmp(f, "--only"))
+			opt.only = v;
 		else if (!strcmp(f, "--yields"))
 			opt.yields = number(f, v);
 		else if (!strcmp(f, "--tasks"))
@@ -216,20 +225,26 @@ int main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a kill by run.sh's timeout */
 	const char *p = opt.prefix;
-	printf("bench: %syield_ns %.1f ns\n", p, best(yield_ns));
-	printf("bench: %sspawn_join_ns_1w %.1f ns\n", p, best(spawn_join_1w));
-	printf("bench: %sspawn_join_ns_2w %.1f ns\n", p, best(spawn_join_2w));
+	if (wanted("yield_ns"))
+		printf("bench: %syield_ns %.1f ns\n", p, best(yield_ns));
+	if (wanted("spawn_join_ns_1w"))
+		printf("bench: %sspawn_join_ns_1w %.1f ns\n", p, best(spawn_join_1w));
+	if (wanted("spawn_join_ns_2w"))
+		printf("bench: %sspawn_join_ns_2w %.1f ns\n", p, best(spawn_join_2w));
 	/* fib_ms is fib(30), the figure compared with the peers; another n is
 	 * named after it (breadth-first policies cannot hold fib(30)'s ~800k
 	 * live task stacks: vm.max_map_count is 65530 mappings). */
 	char fibname[32] = "fib_ms";
 	if (opt.fib != 30)
 		snprintf(fibname, sizeof(fibname), "fib%d_ms", opt.fib);
-	printf("bench: %s%s %.1f ms\n", p, fibname, best(fib_ms));
+	if (wanted("fib_ms"))
+		printf("bench: %s%s %.1f ms\n", p, fibname, best(fib_ms));
 	fflush(stdout);
-	/* The spawn test again, untimed, reading each task's stats. */
-	struct spawn_run r = { .n = opt.tasks, .stats = true };
-	spawn_join_ns(2, &r);
-	printf("bench: %ssteal_share %.3f fraction\n", p, (double)r.off_home / (double)r.n);
+	if (wanted("steal_share")) {
+		/* The spawn test again, untimed, reading each task's stats. */
+		struct spawn_run r = { .n = opt.tasks, .stats = true };
+		spawn_join_ns(2, &r);
+		printf("bench: %ssteal_share %.3f fraction\n", p, (double)r.off_home / (double)r.n);
+	}
 	return 0;
 }

@@ -68,6 +68,7 @@ struct th_worker {
 	uint64_t run_start_ns;     /* run log: when cur's run began */
 	struct th_rng rng;         /* for the policy's random choices */
 	void *policy_data;         /* per-worker policy state */
+	uint32_t policy_tick;      /* a counter for the policy's own use */
 	struct th_stack_cache *stacks;
 	_Atomic uint32_t park_word; /* futex: 1 = told to wake */
 	_Atomic int parked;
@@ -83,6 +84,8 @@ struct th_worker {
 	size_t stack_size;
 	void *altstack;            /* sigaltstack for the stack-overflow report */
 	uint64_t steals;           /* tasks this worker took from others (policies count) */
+	struct th_task *free_tasks; /* freed task structs kept for reuse (task.c) */
+	int nfree_tasks;
 } __attribute__((aligned(64)));
 
 /* A migration policy. push() makes a task runnable and returns the worker
@@ -143,6 +146,9 @@ struct th_worker *th__self_worker(void);        /* NULL outside a worker */
 void th__set_thread_task(struct th_task *t);
 void th__task_started(struct th_task *t, int worker);
 void th__task_finish(struct th_task *t, void *result);
+void th__task_finish_at(struct th_task *t, void *result, uint64_t done_ns);
+/* Gives back the task structs a worker kept for reuse (runtime stop). */
+void th__free_task_cache(struct th_worker *w);
 
 /* Makes t runnable through the policy and wakes a worker for it. */
 void th__make_runnable(struct th_task *t, enum th_why why);
@@ -226,6 +232,6 @@ static inline struct th_task *th_lockq_pop(struct th_lockq *lq)
 
 /* Policy registry: each policy file defines one `const struct th_policy`. */
 extern const struct th_policy th_policy_sticky, th_policy_shared, th_policy_steal,
-	th_policy_multiqueue, th_policy_kthread;
+	th_policy_multiqueue, th_policy_fcfs, th_policy_kthread;
 
 #endif

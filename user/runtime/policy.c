@@ -11,6 +11,7 @@ static const struct th_policy *const policies[] = {
 	&th_policy_shared,
 	&th_policy_steal,
 	&th_policy_multiqueue,
+	&th_policy_fcfs,
 	&th_policy_kthread,
 };
 

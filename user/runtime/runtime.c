@@ -145,6 +145,7 @@ static void free_workers(struct th_runtime *rt)
 		return;
 	for (int i = 0; i < rt->nworkers; i++) {
 		th_stack_cache_free(rt->workers[i].stacks);
+		th__free_task_cache(&rt->workers[i]);
 		free(rt->workers[i].log);
 	}
 	free(rt->workers);

@@ -93,7 +93,8 @@ struct th_task_stats {
 	uint64_t yields;    /* th_yield calls */
 	uint64_t blocks;    /* times it blocked (wait, mutex, group) */
 	uint64_t worker_hops; /* resumed on a worker other than the previous run's */
-	uint64_t spawn_ns, first_run_ns, done_ns; /* CLOCK_MONOTONIC */
+	uint64_t spawn_ns, first_run_ns, done_ns; /* CLOCK_MONOTONIC; spawn_ns only
+						   * with the run log on, else 0 */
 	uint64_t kernel_tid; /* kthread policy: the task's own thread; else 0 */
 };
 void th_task_stats(const th_task *t, struct th_task_stats *out);

@@ -67,12 +67,13 @@ static inline void end_run(struct th_worker *w, const struct th_task *t, int why
 	};
 }
 
-static inline void task_started(struct th_task *t, int worker)
+/* now: the clock, if the caller has read it already, else 0. */
+static inline void task_started(struct th_task *t, int worker, uint64_t now)
 {
 	int prev = t->last_worker;
 	if (t->runs++ == 0) {
 		t->first_worker = worker;
-		t->first_run_ns = th_now_ns();
+		t->first_run_ns = now ? now : th_now_ns();
 	} else if (prev != worker) {
 		t->worker_hops++;
 	}
@@ -82,7 +83,7 @@ static inline void task_started(struct th_task *t, int worker)
 
 void th__task_started(struct th_task *t, int worker)
 {
-	task_started(t, worker);
+	task_started(t, worker, 0);
 }
 
 /* w starts running `to` (NULL: its scheduler loop). */
@@ -91,7 +92,7 @@ static inline void begin_run(struct th_worker *w, struct th_task *to, uint64_t n
 	w->run_start_ns = now;
 	w->cur = to;
 	if (to) {
-		task_started(to, w->index);
+		task_started(to, w->index, now);
 		atomic_store_explicit(&to->state, TH_RUNNING, memory_order_relaxed);
 	}
 	publish(w, to ? to->id : 0);
@@ -178,15 +179,18 @@ static void exit_task(struct th_task *t)
 {
 	struct th_worker *w = th__self_worker();
 	struct th_runtime *rt = w->rt;
-	uint64_t now = log_clock(w);
+	uint64_t now = th_now_ns(); /* t's end, and the next task's start */
 	end_run(w, t, TH_WHY_DONE, now);
 	w->dead_stack = t->stack;
 	TH_PROBE_TASK_DONE(t->id, w->index);
-	th__task_finish(t, t->result); /* a fetcher it wakes may be next */
+	/* "no task" is published before t's fetchers can see it done */
+	begin_run(w, NULL, now);
+	th__task_finish_at(t, t->result, now); /* a fetcher it wakes may be next */
 	struct th_task *next = rt->policy->pop(rt, w);
 	w->prev = NULL;
 	w->prev_why = TH_WHY_DONE;
-	begin_run(w, next, now);
+	if (next)
+		begin_run(w, next, now);
 	switch_away(w, &w->dead_stack.resume, next);
 }
 
