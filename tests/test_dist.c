@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "dist.h"
+#include "dist_int.h" /* th_dist_out's call id, for a worker that forges frames */
 #include "frame.h"
 #include "taskhop.h"
 
@@ -62,6 +63,34 @@ static int big_result(const void *arg, size_t len, th_dist_out *out)
 	return 0;
 }
 TH_EVERYWHERE(big_result)
+
+/* A result of `bytes` bytes with a size hint that is wrong in the way the
+ * input asks for: too small, too large, beyond any allocation, or given
+ * halfway through the writing. */
+enum hint_kind { HINT_SMALL, HINT_LARGE, HINT_ABSURD, HINT_MIDWAY, HINT_EXACT, HINT_KINDS };
+static const uint32_t hint_bytes[HINT_KINDS] = { 300u << 10, 100u << 10, 200u << 10, 3u << 20, 5u << 19 };
+
+static int wrong_hint(const void *arg, size_t len, th_dist_out *out)
+{
+	uint32_t kind;
+	if (len != sizeof kind)
+		return th_dist_fail(out, "wrong_hint wants a u32");
+	memcpy(&kind, arg, sizeof kind);
+	uint32_t n = hint_bytes[kind] / 4;
+	size_t hint = kind == HINT_SMALL ? 100 : kind == HINT_LARGE ? 3u << 20 : kind == HINT_ABSURD ? SIZE_MAX / 2
+		      : (size_t)n * 4;
+	if (kind != HINT_MIDWAY && th_dist_size_hint(out, hint))
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = (i + kind) * 2654435761u;
+		if (i == n / 2 && kind == HINT_MIDWAY && th_dist_size_hint(out, hint))
+			return -1;
+		if (th_dist_write(out, &v, sizeof v))
+			return -1;
+	}
+	return 0;
+}
+TH_EVERYWHERE(wrong_hint)
 
 static int sleep_ms(const void *arg, size_t len, th_dist_out *out)
 {
@@ -118,6 +147,19 @@ static int write_truncated(const void *arg, size_t len, th_dist_out *out)
 	_exit(0); /* the frame promised 1000 body bytes and the stream ends after 3 */
 }
 TH_EVERYWHERE(write_truncated)
+
+/* A size hint frame whose body is 4 bytes, not the u64 it must be. */
+static int write_bad_hint(const void *arg, size_t len, th_dist_out *out)
+{
+	(void)arg;
+	(void)len;
+	struct th_frame_hdr h = { TH_FRAME_MAGIC, TH_FRAME_VERSION, TH_FR_SIZE, out->call_id, 0, 4 };
+	if (write(driver_socket(), &h, sizeof h) < 0 || write(driver_socket(), "abcd", 4) < 0)
+		return -1;
+	sleep(30); /* the driver must not wait for more */
+	return 0;
+}
+TH_EVERYWHERE(write_bad_hint)
 
 static int runtime_workers(const void *arg, size_t len, th_dist_out *out)
 {
@@ -390,6 +432,31 @@ static void large_results_arrive_whole_through_many_pieces(void **state)
 	th_procs_stop();
 }
 
+/* A size hint only saves copies: whether too small, too large, impossible
+ * or late, the result is exactly what the function wrote, in the driver and
+ * in this process alike. */
+static void a_wrong_size_hint_never_changes_the_result(void **state)
+{
+	(void)state;
+	uint32_t kinds[HINT_KINDS];
+	struct th_bytes in[HINT_KINDS], out[HINT_KINDS], ref;
+	for (uint32_t k = 0; k < HINT_KINDS; k++) {
+		kinds[k] = k;
+		in[k] = (struct th_bytes){ &kinds[k], sizeof kinds[k] };
+	}
+	assert_int_equal(start_local(2, 0, 0), 0);
+	assert_int_equal(th_pmap("wrong_hint", in, HINT_KINDS, out, NULL), 0);
+	for (uint32_t k = 0; k < HINT_KINDS; k++) {
+		assert_int_equal(th_dist_call_local("wrong_hint", &kinds[k], sizeof kinds[k], &ref), 0);
+		assert_int_equal(ref.len, hint_bytes[k]);
+		assert_int_equal(out[k].len, hint_bytes[k]);
+		assert_memory_equal(out[k].data, ref.data, ref.len);
+		th_bytes_free(&ref);
+		th_bytes_free(&out[k]);
+	}
+	th_procs_stop();
+}
+
 static void spawnat_to_a_named_worker_runs_in_that_process(void **state)
 {
 	(void)state;
@@ -539,6 +606,19 @@ static void a_worker_sending_garbage_is_stopped_and_reported(void **state)
 	/* no worker is left: further calls fail at once instead of hanging */
 	assert_int_equal(th_pmap("my_pid", &in, 1, &out, NULL), -1);
 	assert_non_null(strstr(th_dist_last_error(), "no worker"));
+	th_procs_stop();
+	assert_true(no_children_left());
+}
+
+static void a_worker_sending_a_malformed_size_hint_is_stopped_and_reported(void **state)
+{
+	(void)state;
+	struct th_bytes in = { NULL, 0 }, out;
+	assert_int_equal(start_local(1, 0, 0), 0);
+	assert_int_equal(th_pmap("write_bad_hint", &in, 1, &out, NULL), -1);
+	const char *e = th_dist_last_error();
+	assert_non_null(strstr(e, "size hint of 4 bytes"));
+	assert_non_null(strstr(e, "worker 1"));
 	th_procs_stop();
 	assert_true(no_children_left());
 }
@@ -713,11 +793,13 @@ int main(void)
 		cmocka_unit_test(pmap_results_equal_the_serial_map),
 		cmocka_unit_test(pmap_in_batches_gives_the_same_results),
 		cmocka_unit_test(large_results_arrive_whole_through_many_pieces),
+		cmocka_unit_test(a_wrong_size_hint_never_changes_the_result),
 		cmocka_unit_test(spawnat_to_a_named_worker_runs_in_that_process),
 		cmocka_unit_test(unknown_function_names_are_errors),
 		cmocka_unit_test(a_failing_function_fails_its_input_only),
 		cmocka_unit_test(a_worker_killed_during_pmap_is_an_error_naming_input_and_worker),
 		cmocka_unit_test(a_worker_sending_garbage_is_stopped_and_reported),
+		cmocka_unit_test(a_worker_sending_a_malformed_size_hint_is_stopped_and_reported),
 		cmocka_unit_test(a_worker_cut_off_inside_a_frame_is_reported),
 		cmocka_unit_test(bad_pool_sizes_and_threads_are_refused),
 		cmocka_unit_test(each_worker_process_can_run_the_task_runtime),

@@ -75,6 +75,10 @@ static int leibniz(const void *argp, size_t len, th_dist_out *out)
 	if (a.first < 1 || a.last < a.first || a.nterms < 1)
 		return th_dist_fail(out, "leibniz(%lld, %lld, %lld): need 1 <= first <= last and nterms >= 1",
 				    (long long)a.first, (long long)a.last, (long long)a.nterms);
+	/* the result's size is known: allocated once where it is gathered (the
+	 * driver, or this process in the serial map), never grown by copying */
+	if (th_dist_size_hint(out, (size_t)ngroups(&a) * sizeof(struct lz_triple)) != 0)
+		return -1;
 	struct emit_ctx c = { &a, out, 0 };
 	int w = th_nworkers();
 	if (w == 0) {

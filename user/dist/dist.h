@@ -27,6 +27,13 @@ typedef struct th_dist_out th_dist_out;
 typedef int (*th_dist_fn)(const void *arg, size_t len, th_dist_out *out);
 
 int th_dist_write(th_dist_out *out, const void *data, size_t len);
+/* Says that about `total` bytes will be written in all (Julia's sizehint!):
+ * the result is then allocated once, where it is gathered, instead of grown
+ * by doubling — which in a pmap driver means copying it while the workers
+ * compute. A hint: writing more or fewer bytes is fine, and a hint that
+ * cannot be honoured (too large, out of memory) is ignored. 0, or -1 when
+ * the driver is gone. */
+int th_dist_size_hint(th_dist_out *out, size_t total);
 /* Sets the error message the driver will see for this call; returns -1. */
 int th_dist_fail(th_dist_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -12,6 +12,12 @@
 #include "frame.h"
 
 void th_dist__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A malloc'd (free()-able) buffer for a result of `size` bytes known in
+ * advance (a size hint), wherever it is gathered: the driver of a pmap and
+ * th_dist_call_local use the same one, so neither gathers results more
+ * cheaply than the other. NULL when out of memory. */
+void *th_dist__result_alloc(size_t size);
 uint64_t th_dist__now_ns(void);
 
 struct th_worker_link;
@@ -28,6 +34,8 @@ struct th_dist_out {
 	 * into the room, so the bytes are never copied) and hands buf over to
 	 * the link; last marks the final piece. 0 or -1. */
 	int (*flush)(struct th_dist_out *o, bool last);
+	/* NULL: th_dist_size_hint reserves buf. Else tells the receiver. 0 or -1. */
+	int (*hint)(struct th_dist_out *o, uint64_t total);
 	const struct th_worker_link *link;
 	int write_failed;
 	char err[256];

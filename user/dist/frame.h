@@ -24,6 +24,9 @@ _Static_assert(sizeof(struct th_frame_hdr) == 24, "frame header is 24 bytes on t
 #define TH_FRAME_MAX_BODY (1u << 30)
 /* Workers send results in PART frames of this size as the function writes. */
 #define TH_FRAME_PART_BYTES (64u * 1024)
+/* The largest size hint the driver allocates for at once; a larger one is
+ * ignored (the result then grows as it arrives). */
+#define TH_FRAME_MAX_HINT (1ull << 30)
 
 enum th_frame_type {
 	TH_FR_HELLO = 1,  /* w->d: struct th_hello */
@@ -33,7 +36,8 @@ enum th_frame_type {
 	TH_FR_ERROR = 5,  /* w->d: call_id failed, body = message */
 	TH_FR_STOP = 6,   /* d->w: finish and leave */
 	TH_FR_BYE = 7,    /* w->d: struct th_bye, the worker's last frame */
-	TH_FR_MAX_TYPE = 7,
+	TH_FR_SIZE = 8,   /* w->d: u64, call_id's result will be about this many bytes */
+	TH_FR_MAX_TYPE = 8,
 };
 
 struct th_hello {

@@ -177,6 +177,20 @@ static int call_reserve(struct call *c, size_t len)
 	return 0;
 }
 
+/* The worker's size hint: the whole result allocated once, so it is never
+ * copied to grow while the workers compute. Unheeded when nobody reads the
+ * result, when it is too large, or when memory is short: it is only a hint. */
+static void call_hint(struct call *c, uint64_t total)
+{
+	if (c->owner == OWN_NONE || total <= c->cap || total > TH_FRAME_MAX_HINT)
+		return;
+	void *d = c->out.data ? realloc(c->out.data, (size_t)total) : th_dist__result_alloc((size_t)total);
+	if (d) {
+		c->out.data = d;
+		c->cap = (size_t)total;
+	}
+}
+
 static int call_append(struct call *c, const void *data, size_t len)
 {
 	if (c->owner == OWN_NONE || len == 0)
@@ -316,7 +330,7 @@ static void on_frame(int k, struct th_frame *f)
 	struct call *c = p->inflight.head;
 	char bad[160];
 	uint16_t t = f->h.type;
-	if (t != TH_FR_PART && t != TH_FR_RESULT && t != TH_FR_ERROR) {
+	if (t != TH_FR_PART && t != TH_FR_RESULT && t != TH_FR_ERROR && t != TH_FR_SIZE) {
 		snprintf(bad, sizeof bad, "sent an unexpected frame of type %u", t);
 		proc_lost(k, true, bad);
 		return;
@@ -325,6 +339,18 @@ static void on_frame(int k, struct th_frame *f)
 		snprintf(bad, sizeof bad, "answered call %llu, expected %llu",
 			 (unsigned long long)f->h.call_id, c ? (unsigned long long)c->id : 0ull);
 		proc_lost(k, true, bad);
+		return;
+	}
+	if (t == TH_FR_SIZE) {
+		uint64_t total;
+		if (f->h.body_len != sizeof total) {
+			snprintf(bad, sizeof bad, "sent a size hint of %u bytes, not %zu", f->h.body_len,
+				 sizeof total);
+			proc_lost(k, true, bad);
+			return;
+		}
+		memcpy(&total, f->body, sizeof total);
+		call_hint(c, total);
 		return;
 	}
 	if (t == TH_FR_ERROR) {

@@ -41,6 +41,12 @@ static int flush_out(th_dist_out *o, bool last)
 	return rc;
 }
 
+/* The driver allocates the whole result at once (TH_FR_SIZE). */
+static int hint_out(th_dist_out *o, uint64_t total)
+{
+	return send_frame(o->link, TH_FR_SIZE, o->call_id, &total, sizeof total);
+}
+
 static int send_error(const struct th_worker_link *link, uint64_t id, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int send_error(const struct th_worker_link *link, uint64_t id, const char *fmt, ...)
@@ -59,7 +65,8 @@ static int run_one(const struct th_worker_link *link, const char *name, th_dist_
 	if (!fn)
 		return send_error(link, id, "unknown function '%s' on worker pid %d (not registered with TH_EVERYWHERE there)",
 				  name, (int)getpid());
-	th_dist_out o = { .room = sizeof(struct th_frame_hdr), .call_id = id, .flush = flush_out, .link = link };
+	th_dist_out o = { .room = sizeof(struct th_frame_hdr), .call_id = id, .flush = flush_out,
+			  .hint = hint_out, .link = link };
 	int rc = fn(arg, len, &o);
 	int sent;
 	if (o.write_failed) {
