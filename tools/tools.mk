@@ -42,5 +42,10 @@ bench:: $(TASKHOP)
 	@$(B)/taskhop compare isprime --policies shared --repeat 3 --workers 2 --no-bpf --split static \
 		--out $(B)/bench/isprime-static >/dev/null
 	@$(B)/taskhop report $(B)/bench/isprime-static --bench | sed 's/isprime_/isprime_static_/'
-	@$(B)/taskhop compare darts --repeat 5 --workers 2 --no-bpf --out $(B)/bench/darts >/dev/null
+	@$(B)/taskhop compare darts --repeat 3 --workers 2 --no-bpf --out $(B)/bench/darts >/dev/null
 	@$(B)/taskhop report $(B)/bench/darts --bench
+	@# fcfs's worst case: the long task spawned first keeps one worker to the end.
+	@$(B)/taskhop compare darts --large-first --policies fcfs,multiqueue --repeat 2 --workers 2 --no-bpf \
+		--out $(B)/bench/darts-large-first >/dev/null
+	@$(B)/taskhop report $(B)/bench/darts-large-first --bench | grep -v best_migrating | \
+		sed 's/darts_/darts_large_first_/'

@@ -29,7 +29,7 @@ echo "== micro-benchmarks: taskhop (policy steal) vs Go, Boost.Fiber, OpenMP; be
 run taskhop 120s "$dir/th_micro" --policy steal --yields $Y --tasks $T --fib $F --reps $R
 # The other policies, once each, smaller: fib(22) since a breadth-first
 # order keeps too many task stacks alive for fib(30).
-for p in sticky shared multiqueue; do
+for p in sticky shared multiqueue fcfs; do
 	run "taskhop $p" 60s "$dir/th_micro" --policy $p --prefix "policy.$p." \
 		--yields $((Y / 10)) --tasks $((T / 10)) --fib 22 --reps 1
 done

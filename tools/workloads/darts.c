@@ -10,7 +10,14 @@
 struct darts_params {
 	double small, large;  /* draws per task: 10 cycles of n/10 */
 	int count;            /* tasks of size `small`; one task of size `large` follows */
+	bool large_first;     /* spawn the large task first instead of last */
 };
+
+/* Index of the large task in spawn order. */
+static int large_index(const struct darts_params *p)
+{
+	return p->large_first ? 0 : p->count;
+}
 
 /* One task's input and output (the article's darts(n) return tuple). */
 struct dart {
@@ -34,6 +41,10 @@ static int darts_parse(void *p, int argc, char **argv, int *i, char *err, size_t
 	double *dst = strcmp(opt, "--small") == 0 ? &d->small
 		    : strcmp(opt, "--large") == 0 ? &d->large : NULL;
 	bool count = strcmp(opt, "--count") == 0;
+	if (strcmp(opt, "--large-first") == 0) {
+		d->large_first = true;
+		return 1;
+	}
 	if (!dst && !count)
 		return 0;
 	if (*i + 1 >= argc) {
@@ -98,15 +109,16 @@ static void darts_summary(const struct darts_params *p, const struct dart *d, st
 {
 	int k = 0;
 	double sum = 0, ss = 0, big = 0;
-	for (int i = 0; i < p->count; i++)
-		for (int c = 0; c < 10; c++, k++)
+	int L = large_index(p);
+	for (int i = 0; i <= p->count; i++)
+		for (int c = 0; i != L && c < 10; c++, k++)
 			sum += d[i].means[c];
 	double mean = k ? sum / k : NAN;
-	for (int i = 0; i < p->count; i++)
-		for (int c = 0; c < 10; c++)
+	for (int i = 0; i <= p->count; i++)
+		for (int c = 0; i != L && c < 10; c++)
 			ss += (d[i].means[c] - mean) * (d[i].means[c] - mean);
 	for (int c = 0; c < 10; c++)
-		big += d[p->count].means[c] / 10;
+		big += d[L].means[c] / 10;
 	double sd = k > 1 ? sqrt(ss / (k - 1)) : NAN, clt = sqrt(1.0 / 12 / (p->small / 10));
 	char big_label[32];
 	label_of(p->large, big_label, sizeof(big_label));
@@ -140,7 +152,7 @@ static int darts_run(const void *params, const struct wl_env *env, struct wl_res
 	th_rng_seed(&place, env->seed, 0xda27);
 	res->t0_ns = th_now_ns();
 	for (int i = 0; i < n; i++) {
-		d[i].n = i < p->count ? p->small : p->large;
+		d[i].n = i == large_index(p) ? p->large : p->small;
 		int w = (int)(th_rng_next(&place) % (uint64_t)env->workers);
 		t[i] = th_spawn_at(w, darts_task, &d[i]);
 	}
@@ -266,7 +278,8 @@ const struct th_workload th_workload_darts = {
 		       "10 yields each, random initial worker",
 	.options_help = "  --small N    draws of each small task (multiple of 10, default 1e7)\n"
 			"  --large N    draws of the one large task (default 1e9)\n"
-			"  --count K    number of small tasks (default 20)\n",
+			"  --count K    number of small tasks (default 20)\n"
+			"  --large-first  spawn the large task first (the article spawns it last)\n",
 	.example = "taskhop run darts --policy shared --workers 2 --small 1e6 --large 1e8 --no-bpf",
 	.params_size = sizeof(struct darts_params),
 	.defaults = darts_defaults,

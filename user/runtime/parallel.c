@@ -64,7 +64,9 @@ void th_for(int64_t lo, int64_t hi, th_range_fn body, void *arg)
 /* ---- map / reduce --------------------------------------------------------- */
 
 struct chunked {
-	int64_t lo, hi, chunk;
+	int64_t lo, hi, chunk;    /* guided: chunk is the smallest piece */
+	bool guided;
+	int workers;
 	_Atomic int64_t next;     /* first index not yet handed out */
 	th_index_fn f;
 	void *arg;
@@ -74,14 +76,39 @@ struct chunked {
 	double *partials;         /* reduce: one per chunk, folded in order */
 };
 
+/* The next piece [*s, *e) to compute, false when all are handed out. Fixed
+ * chunks keep reduce's fold order; guided pieces (OpenMP's guided schedule)
+ * are a share of what is left, so they shrink towards the end: few
+ * touches of the shared counter, and the last piece a worker is still busy
+ * with when the other runs dry is small. */
+static bool next_piece(struct chunked *c, int64_t *s, int64_t *e)
+{
+	if (!c->guided) {
+		*s = atomic_fetch_add_explicit(&c->next, c->chunk, memory_order_relaxed);
+		*e = *s + c->chunk < c->hi ? *s + c->chunk : c->hi;
+		return *s < c->hi;
+	}
+	int64_t cur = atomic_load_explicit(&c->next, memory_order_relaxed);
+	for (;;) {
+		if (cur >= c->hi)
+			return false;
+		int64_t size = (c->hi - cur) / (4 * (int64_t)c->workers);
+		size = size > c->chunk ? size : c->chunk;
+		int64_t end = size < c->hi - cur ? cur + size : c->hi;
+		if (atomic_compare_exchange_weak_explicit(&c->next, &cur, end, memory_order_relaxed,
+							  memory_order_relaxed)) {
+			*s = cur;
+			*e = end;
+			return true;
+		}
+	}
+}
+
 static void *chunk_worker(void *p)
 {
 	struct chunked *c = p;
-	for (;;) {
-		int64_t s = atomic_fetch_add_explicit(&c->next, c->chunk, memory_order_relaxed);
-		if (s >= c->hi)
-			return NULL;
-		int64_t e = s + c->chunk < c->hi ? s + c->chunk : c->hi;
+	int64_t s, e;
+	while (next_piece(c, &s, &e)) {
 		if (c->out) {
 			for (int64_t i = s; i < e; i++)
 				c->out[i - c->lo] = c->f(i, c->arg);
@@ -92,6 +119,7 @@ static void *chunk_worker(void *p)
 			c->partials[(s - c->lo) / c->chunk] = acc;
 		}
 	}
+	return NULL;
 }
 
 /* 16 chunks per worker: small enough that a worker finishing early finds
@@ -100,6 +128,13 @@ static void *chunk_worker(void *p)
 static int64_t auto_chunk(int64_t n, int workers)
 {
 	int64_t c = n / ((int64_t)workers * 16);
+	return c > 0 ? c : 1;
+}
+
+/* The smallest guided piece: 1/256 of a worker's share. */
+static int64_t min_piece(int64_t n, int workers)
+{
+	int64_t c = n / ((int64_t)workers * 256);
 	return c > 0 ? c : 1;
 }
 
@@ -127,8 +162,9 @@ void th_map(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg, dou
 	if (hi <= lo)
 		return;
 	int w = th_nworkers() > 0 ? th_nworkers() : 1;
-	struct chunked c = { .lo = lo, .hi = hi, .chunk = chunk > 0 ? chunk : auto_chunk(hi - lo, w),
-			     .f = f, .arg = arg, .out = out };
+	/* Results go to out[i] whatever the order: without a chunk size, guided pieces. */
+	struct chunked c = { .lo = lo, .hi = hi, .chunk = chunk > 0 ? chunk : min_piece(hi - lo, w),
+			     .guided = chunk <= 0, .workers = w, .f = f, .arg = arg, .out = out };
 	atomic_init(&c.next, lo);
 	run_chunked(&c);
 }

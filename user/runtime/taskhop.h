@@ -136,12 +136,13 @@ void th_for(int64_t lo, int64_t hi, th_range_fn body, void *arg);
 void th_static_block(int64_t lo, int64_t hi, int n, int i, int64_t *blo, int64_t *bhi);
 
 /* Folds.map over [lo, hi) with dynamic chunking: tasks take chunks of
- * `chunk` indices (0 = automatic) from a shared counter, so uneven work
- * balances. f(i, arg) is stored into out[i - lo]. */
+ * `chunk` indices from a shared counter, so uneven work balances; chunk 0
+ * takes guided pieces (a share of what is left, shrinking to the end).
+ * f(i, arg) is stored into out[i - lo]. */
 typedef double (*th_index_fn)(int64_t i, void *arg);
 void th_map(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg, double *out);
 /* Folds.reduce: op over f(i) for i in [lo, hi) with identity `init`; op must
- * be associative. Dynamic chunks as th_map. */
+ * be associative. Fixed chunks (0 = 16 per worker), folded in index order. */
 typedef double (*th_reduce_op)(double a, double b);
 double th_reduce(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg,
 		 th_reduce_op op, double init);
