@@ -5,6 +5,16 @@
 
 #include <sys/sdt.h>
 
+/* A 5-byte nop at each probe site instead of sdt.h's 1-byte one: the kernel
+ * can turn an attached uprobe on a nop5 into a call instead of a trap,
+ * ~1.4 us instead of ~4.9 us per hit here (tools/bench/rec_probe_cost.c).
+ * Unattached, both cost nothing measurable. sdt.h expands _SDT_NOP where a
+ * probe is used, so redefining it after the include is enough. */
+#if defined(__x86_64__)
+#undef _SDT_NOP
+#define _SDT_NOP .byte 0x0f; .byte 0x1f; .byte 0x44; .byte 0x00; .byte 0x00
+#endif
+
 /* name                  arguments */
 /* task_spawn            task id, spawning worker (-1: plain thread), home worker (-1: any) */
 #define TH_PROBE_TASK_SPAWN(id, w, home) DTRACE_PROBE3(taskhop, task_spawn, id, w, home)
