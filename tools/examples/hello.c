@@ -29,7 +29,7 @@ int main(void)
 	struct th_config cfg;
 	th_config_default(&cfg);
 	cfg.workers = 2;
-	cfg.policy = "shared"; /* or sticky, steal, multiqueue, kthread */
+	cfg.policy = "shared"; /* or sticky, steal, multiqueue, fcfs, kthread */
 	if (th_runtime_start(&cfg) != 0) {
 		fprintf(stderr, "hello: %s\n", th_last_error());
 		return 1;
