@@ -127,5 +127,14 @@ install: all
 clean:
 	rm -rf build build-address build-thread
 
+# `make bench` times itself: the first and the last of the bench:: steps that
+# the part fragments add in between (it must stay under 5 minutes).
+bench::
+	@mkdir -p $(B) && date +%s.%N > $(B)/.bench-start
+
 -include $(sort $(wildcard bpf/*.mk user/*/*.mk tools/*.mk tools/*/*.mk tests/*.mk))
+
+bench::
+	@awk -v s="$$(cat $(B)/.bench-start)" -v e="$$(date +%s.%N)" \
+		'BEGIN { printf "bench: make_bench_total %.0f s (limit 300 s)\n", e - s }'
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
