@@ -47,6 +47,10 @@ enum th_usdt_probe {
 
 #define TH_EVF_PREEMPTED 1u     /* ONCPU: left the CPU still runnable (involuntary) */
 #define TH_EVF_START_UNKNOWN 2u /* ONCPU: was already on the CPU when recording began */
+/* ONCPU: the switch that put the thread on the CPU was not seen (it happens: a switch-in
+ * after a preemption can reach no sched_switch program); `start` is then the switch-out
+ * time less the CPU time the kernel charged the thread since its previous switch-out. */
+#define TH_EVF_START_EST 4u
 
 struct th_event {
 	__u32 kind;     /* enum th_ev_kind */
@@ -74,6 +78,8 @@ struct th_thread {
 	__u32 tgid, tid; /* namespace ids */
 	__s32 slot;
 	__u32 cpu;
+	__u64 off_ts;   /* last switch-out seen, 0 = none yet */
+	__u64 exec_off; /* the kernel's sum_exec_runtime of the thread then */
 };
 
 /* Output of the pid-namespace resolver (bpf/taskhop_pidns.bpf.c, iter/task): one per

@@ -158,6 +158,27 @@ static __always_inline struct th_event *reserve(void)
 	return e;
 }
 
+/* A switch-out with no switch-in seen before it. Either the thread was on the CPU when
+ * recording began (no switch-out seen yet either: start unknown, user space uses the
+ * recording's start), or its switch-in reached no program (seen on kernel 6.18 under
+ * load, a few times a second): then the kernel's own count of the CPU time the thread
+ * got since its last switch-out says when it came back. Without this, the interval
+ * would start at the recording's start and overlap every interval before it. */
+static __always_inline void missed_start(struct th_thread *t, struct th_event *e, __u64 now,
+					 __u64 exec)
+{
+	if (!t->off_ts || exec < t->exec_off) {
+		e->flags |= TH_EVF_START_UNKNOWN;
+		return;
+	}
+	__u64 ran = exec - t->exec_off, start = now - t->off_ts > ran ? now - ran : t->off_ts;
+
+	e->start = start;
+	e->flags |= TH_EVF_START_EST;
+	/* waiting since a wakeup or preemption until the unseen switch-in */
+	e->wait_ns = t->ready_ts && t->ready_ts < start ? start - t->ready_ts : 0;
+}
+
 /* Runs at every context switch of the machine: the tgid filter comes first, and the
  * tp_btf flavour reads the tgids directly (no probe_read), so that the common case (a
  * switch between threads we do not follow) costs a few loads and compares. */
@@ -174,6 +195,7 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 	if (fprev && (t = thread_of(prev))) {
 		/* involuntary: prev is still runnable, so it goes back to a run queue */
 		int preempted = task_state(prev) == 0;
+		__u64 exec = BPF_CORE_READ(prev, se.sum_exec_runtime);
 		struct th_event *e = reserve();
 
 		if (e) {
@@ -185,8 +207,9 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 			e->ts = now;
 			e->start = t->on_ts;
 			e->wait_ns = t->wait_ns;
-			e->flags = (preempted ? TH_EVF_PREEMPTED : 0) |
-				   (t->on_ts ? 0 : TH_EVF_START_UNKNOWN);
+			e->flags = preempted ? TH_EVF_PREEMPTED : 0;
+			if (!t->on_ts)
+				missed_start(t, e, now, exec);
 			current_task(t, BPF_CORE_READ(prev, pid), &e->task_id, &e->seq);
 			e->slot = t->slot;
 			bpf_ringbuf_submit(e, 0);
@@ -194,6 +217,8 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 		t->on_ts = 0;
 		t->wait_ns = 0;
 		t->ready_ts = preempted ? now : 0;
+		t->off_ts = now;
+		t->exec_off = exec;
 	}
 	if (fnext && (t = thread_of(next))) {
 		t->wait_ns = t->ready_ts ? now - t->ready_ts : 0;

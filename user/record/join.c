@@ -296,22 +296,42 @@ static size_t first_ending_after(const struct rec_ival *iv, size_t lo, size_t hi
 	return lo;
 }
 
-static uint64_t ival_start(const struct th_record *r, const struct rec_ival *iv)
+/* After the sort by (thread, end), before any use of `start`: gives every interval a start, and makes a thread's
+ * intervals and run-queue waits disjoint, since a thread is on one CPU at a time and
+ * waits only while off it. An unknown start (on a CPU when recording began) becomes
+ * the recording's start only for a thread's first interval; later ones cannot start
+ * before the previous interval ended. Waits are cut to the time since the previous
+ * interval (or the recording's start). So per thread, on-CPU + run-queue wait never
+ * exceed the time it was followed, whatever the kernel side missed. */
+static void settle_intervals(struct th_record *r)
 {
-	return (iv->flags & TH_EVF_START_UNKNOWN) || !iv->start ? r->t_start : iv->start;
+	struct rec_ival *iv = r->ivals.p;
+	for (size_t i = 0; i < r->ivals.n; i++) {
+		int first = i == 0 || iv[i - 1].pid != iv[i].pid || iv[i - 1].tid != iv[i].tid;
+		uint64_t floor = first ? r->t_start : iv[i - 1].end;
+		uint64_t s = (iv[i].flags & TH_EVF_START_UNKNOWN) || !iv[i].start ? floor : iv[i].start;
+		if (!first && s < floor) /* overlaps the previous one: cannot be */
+			s = floor;
+		iv[i].start = s < iv[i].end ? s : iv[i].end;
+		/* what is before the recording or before the previous interval is not a wait */
+		uint64_t room = iv[i].start > floor ? iv[i].start - floor : 0;
+		if (first && iv[i].start < r->t_start)
+			room = 0;
+		if (iv[i].wait_ns > room)
+			iv[i].wait_ns = room;
+	}
 }
 
 /* Joins the runs of one thread [rlo, rhi) with its intervals [ilo, ihi). */
-static int join_thread(struct th_record *r, struct th_rec_run *runs, struct run_acc *acc,
-		       size_t rlo, size_t rhi, const struct rec_ival *iv, size_t ilo, size_t ihi,
-		       struct vec *segs)
+static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo, size_t rhi,
+		       const struct rec_ival *iv, size_t ilo, size_t ihi, struct vec *segs)
 {
 	for (size_t k = rlo; k < rhi; k++) {
 		struct th_rec_run *x = &runs[k];
 		uint64_t s = x->start_ns, e = x->end_ns;
 		x->cpu = -1;
 		for (size_t i = first_ending_after(iv, ilo, ihi, s); i < ihi; i++) {
-			uint64_t is = ival_start(r, &iv[i]);
+			uint64_t is = iv[i].start;
 			if (is > e)
 				break;
 			uint64_t a = is > s ? is : s, b = iv[i].end < e ? iv[i].end : e;
@@ -332,7 +352,7 @@ static int join_thread(struct th_record *r, struct th_rec_run *runs, struct run_
 	for (size_t i = ilo; i < ihi; i++) {
 		if (!iv[i].wait_ns)
 			continue;
-		uint64_t is = ival_start(r, &iv[i]);
+		uint64_t is = iv[i].start;
 		while (k < rhi && runs[k].end_ns < is)
 			k++;
 		if (k < rhi && runs[k].start_ns <= iv[i].end)
@@ -485,13 +505,17 @@ static int worker_figures(struct th_record *r)
 			x->worker = w;
 			uint64_t first = r->t_stop;
 			for (size_t k = i; k < j; k++) {
-				uint64_t s = ival_start(r, &iv[k]), e = iv[k].end;
+				uint64_t s = iv[k].start, e = iv[k].end;
+				/* the wait just before the interval, inside the recording only */
+				uint64_t ws = s - iv[k].wait_ns, we = s;
+				ws = ws < r->t_start ? r->t_start : ws;
+				we = we > r->t_stop ? r->t_stop : we;
 				s = s < r->t_start ? r->t_start : s;
 				e = e > r->t_stop ? r->t_stop : e;
 				first = s < first ? s : first;
 				x->on_cpu_ns += e > s ? e - s : 0;
 				x->switches++;
-				x->runq_wait_ns += iv[k].wait_ns;
+				x->runq_wait_ns += we > ws ? we - ws : 0;
 				x->preemptions += !!(iv[k].flags & TH_EVF_PREEMPTED);
 				if (k > i && iv[k].cpu != iv[k - 1].cpu)
 					x->cpu_migrations++;
@@ -532,6 +556,7 @@ int rec_analyse(struct th_record *r)
 		if (build_runs(r) != 0)
 			goto oom;
 		sort_n(r->ivals.p, r->ivals.n, sizeof(struct rec_ival), ival_cmp);
+		settle_intervals(r);
 		for (size_t i = 0; i < r->migs.n; i++) {
 			struct th_rec_migration *m = VAT(r->migs, struct th_rec_migration, i);
 			m->worker = worker_of(r, m->pid, m->tid);
@@ -557,7 +582,7 @@ int rec_analyse(struct th_record *r)
 		size_t ij = ii;
 		while (ij < r->ivals.n && iv[ij].pid == runs[k].pid && iv[ij].tid == runs[k].tid)
 			ij++;
-		if (join_thread(r, runs, acc, k, kk, iv, ii, ij, &segs) != 0) {
+		if (join_thread(runs, acc, k, kk, iv, ii, ij, &segs) != 0) {
 			free(acc);
 			vec_free(&segs);
 			goto oom;
@@ -671,7 +696,7 @@ int th_record_cpu_at(struct th_record *r, int pid, int tid, uint64_t ts)
 	while (end < r->ivals.n && iv[end].pid == pid && iv[end].tid == tid)
 		end++;
 	size_t i = first_ending_after(iv, lo, end, ts);
-	if (i < end && ival_start(r, &iv[i]) <= ts)
+	if (i < end && iv[i].start <= ts)
 		return iv[i].cpu;
 	return -1;
 }
