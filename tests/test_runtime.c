@@ -519,6 +519,51 @@ static void workers_publish_the_running_task_in_their_slot(void **state)
 	th_runtime_stop();
 }
 
+/* ---- task timestamps -------------------------------------------------------- */
+
+/* Busy for ~2 ms by the exact clock; returns how long it measured. */
+static void *busy_2ms(void *arg)
+{
+	(void)arg;
+	uint64_t t0 = th_now_ns(), t;
+	while ((t = th_now_ns()) - t0 < 2000000)
+		;
+	return (void *)(uintptr_t)(t - t0);
+}
+
+/* first_run_ns and done_ns (read from the TSC when the run log is off) are
+ * CLOCK_MONOTONIC like th_now_ns: a task's times fall between readings taken
+ * before its spawn and after its fetch, in order, and span at least what the
+ * task itself measured running. One microsecond of slack for the TSC's
+ * extrapolation. Every policy, several tasks per worker. */
+static void task_timestamps_are_monotonic_clock_times(void **state)
+{
+	(void)state;
+	const char *const policies[] = { "sticky", "shared", "steal", "multiqueue", "fcfs" };
+	enum { N = 6, SLACK = 1000 };
+	for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
+		start(policies[p], 2);
+		uint64_t before = th_now_ns();
+		th_task *t[N];
+		for (int i = 0; i < N; i++)
+			assert_non_null(t[i] = th_spawn(busy_2ms, NULL));
+		for (int i = 0; i < N; i++) {
+			uint64_t ran = (uint64_t)(uintptr_t)th_fetch(t[i]);
+			uint64_t after = th_now_ns();
+			struct th_task_stats st;
+			th_task_stats(t[i], &st);
+			if (!(before <= st.first_run_ns + SLACK && st.first_run_ns <= st.done_ns &&
+			      st.done_ns <= after + SLACK && st.done_ns - st.first_run_ns + SLACK >= ran))
+				fail_msg("%s: task %d: before %llu first run %llu done %llu after %llu, ran %llu ns",
+					 policies[p], i, (unsigned long long)before,
+					 (unsigned long long)st.first_run_ns, (unsigned long long)st.done_ns,
+					 (unsigned long long)after, (unsigned long long)ran);
+			th_task_free(t[i]);
+		}
+		th_runtime_stop();
+	}
+}
+
 /* ---- stack overflow ------------------------------------------------------- */
 
 static volatile int depth_limit = 1 << 30; /* volatile: the compiler cannot see the end */
@@ -585,6 +630,7 @@ int main(void)
 		cmocka_unit_test(unknown_policy_is_a_clear_error),
 		cmocka_unit_test(pinned_workers_run_on_their_own_cpu),
 		cmocka_unit_test(workers_publish_the_running_task_in_their_slot),
+		cmocka_unit_test(task_timestamps_are_monotonic_clock_times),
 		cmocka_unit_test(stack_overflow_is_reported_with_task_id),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

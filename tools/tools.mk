@@ -39,7 +39,7 @@ bench:: $(TASKHOP)
 	@$(B)/taskhop compare isprime --policies shared --repeat 3 --workers 2 --no-bpf \
 		--out $(B)/bench/isprime >/dev/null
 	@$(B)/taskhop report $(B)/bench/isprime --bench
-	@$(B)/taskhop compare isprime --policies shared --repeat 3 --workers 2 --no-bpf --split static \
+	@$(B)/taskhop compare isprime --policies shared --repeat 2 --workers 2 --no-bpf --split static \
 		--out $(B)/bench/isprime-static >/dev/null
 	@$(B)/taskhop report $(B)/bench/isprime-static --bench | sed 's/isprime_/isprime_static_/'
 	@$(B)/taskhop compare darts --repeat 3 --workers 2 --no-bpf --out $(B)/bench/darts >/dev/null

@@ -10,6 +10,7 @@
 
 #include "taskhop.h"
 #include "context.h"
+#include "tscclock.h"
 
 enum th_state { TH_RUNNABLE, TH_RUNNING, TH_BLOCKED, TH_DONE };
 
@@ -66,6 +67,7 @@ struct th_worker {
 	_Atomic int *prev_lock;
 	struct th_stack dead_stack;
 	uint64_t run_start_ns;     /* run log: when cur's run began */
+	struct th_tscclock clock;  /* task timestamps when the run log is off */
 	struct th_rng rng;         /* for the policy's random choices */
 	void *policy_data;         /* per-worker policy state */
 	uint32_t policy_tick;      /* a counter for the policy's own use */

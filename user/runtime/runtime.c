@@ -222,6 +222,7 @@ int th_runtime_start(const struct th_config *cfg_in)
 	rt->policy = pol;
 	atomic_init(&rt->next_id, 1);
 	th_rng_seed(&rt->place_rng, cfg.seed, UINT64_MAX);
+	th__tscclock_calibrate();
 	if (init_workers(rt) != 0) {
 		free_workers(rt);
 		th__set_error("out of memory starting %d workers", n);

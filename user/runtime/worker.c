@@ -67,6 +67,13 @@ static inline void end_run(struct th_worker *w, const struct th_task *t, int why
 	};
 }
 
+/* A task's own timestamps: the exact clock when the run log is on (its
+ * records are joined with the kernel's), else the cheaper TSC reading. */
+static inline uint64_t task_clock(struct th_worker *w)
+{
+	return w->log ? th_now_ns() : th__tscclock_now(&w->clock);
+}
+
 /* now: the clock, if the caller has read it already, else 0. */
 static inline void task_started(struct th_task *t, int worker, uint64_t now)
 {
@@ -92,7 +99,8 @@ static inline void begin_run(struct th_worker *w, struct th_task *to, uint64_t n
 	w->run_start_ns = now;
 	w->cur = to;
 	if (to) {
-		task_started(to, w->index, now);
+		/* a first run needs a timestamp even when nobody logs the run */
+		task_started(to, w->index, now || to->runs ? now : task_clock(w));
 		atomic_store_explicit(&to->state, TH_RUNNING, memory_order_relaxed);
 	}
 	publish(w, to ? to->id : 0);
@@ -179,7 +187,7 @@ static void exit_task(struct th_task *t)
 {
 	struct th_worker *w = th__self_worker();
 	struct th_runtime *rt = w->rt;
-	uint64_t now = th_now_ns(); /* t's end, and the next task's start */
+	uint64_t now = task_clock(w); /* t's end, and the next task's start */
 	end_run(w, t, TH_WHY_DONE, now);
 	w->dead_stack = t->stack;
 	TH_PROBE_TASK_DONE(t->id, w->index);
