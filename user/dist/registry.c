@@ -148,8 +148,9 @@ int th_dist_write(th_dist_out *o, const void *data, size_t len)
  * 4 KiB page that is a page fault per 4 KiB, each a kernel entry (costly in
  * a guest, and in a pmap driver a CPU taken from the workers). Whole 2 MiB
  * stretches inside the buffer are offered transparent huge pages instead:
- * one fault each. Only stretches the result fills entirely, so its resident
- * size is what 4 KiB pages would give. */
+ * one fault each. Only stretches inside the hinted size: when the hint is
+ * right the result fills them entirely, so its resident size is what 4 KiB
+ * pages would give (a hint far too large could cost up to 2 MiB more). */
 #define RESULT_HUGE (2u << 20)
 
 void *th_dist__result_alloc(size_t size)
