@@ -321,6 +321,11 @@ static __always_inline int usdt_event(__u32 probe, long a, long b, long c)
 	__u32 host_tid = (__u32)pid_tgid;
 	struct th_event *e;
 
+	/* A probe site is in the binary's file, shared by every process that runs
+	 * it: another process running the same binary (a second recording, a
+	 * test suite run twice) hits it too. Its task ids overlap ours. */
+	if (!followed_tgid(pid_tgid >> 32))
+		return 0;
 	if (probe == TH_P_TASK_RUN) {
 		__u64 id = a;
 

@@ -18,6 +18,7 @@
 #include <sys/sdt.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -471,6 +472,10 @@ static int child_workload(int argc, char **argv)
 	th_task *tasks[REC_DARTS_MAX];
 	rec_darts_default(&d);
 	if (argc > 3 && strcmp(argv[2], "hold") == 0) {
+		/* A test that fails before it kills us must not leave us spinning:
+		 * die with the parent, and after two minutes in any case. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(120);
 		/* rounds until killed; after each, creates file argv[3] if it is missing */
 		for (int round = 0;; round++) {
 			int n = rec_darts_run(&d, tasks);
