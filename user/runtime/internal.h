@@ -70,7 +70,7 @@ struct th_worker {
 	struct th_tscclock clock;  /* task timestamps when the run log is off */
 	struct th_rng rng;         /* for the policy's random choices */
 	void *policy_data;         /* per-worker policy state */
-	uint32_t policy_tick;      /* a counter for the policy's own use */
+	uint32_t fair_tick;        /* pops since the last fair turn (th_fair_turn) */
 	struct th_stack_cache *stacks;
 	_Atomic uint32_t park_word; /* futex: 1 = told to wake */
 	_Atomic int parked;
@@ -230,6 +230,17 @@ static inline struct th_task *th_lockq_pop(struct th_lockq *lq)
 	struct th_task *t = th_fifo_pop(&lq->q);
 	th_spin_unlock(&lq->lock);
 	return t;
+}
+
+/* Go's 61st schedule, for a policy's pop(): true on every 61st pop of w, when
+ * the policy should look at its other queues first, so that a queue that
+ * never empties (a task spawning or yielding in a loop) cannot starve them. */
+static inline bool th_fair_turn(struct th_worker *w)
+{
+	if (++w->fair_tick < 61)
+		return false;
+	w->fair_tick = 0;
+	return true;
 }
 
 /* Policy registry: each policy file defines one `const struct th_policy`. */

@@ -30,10 +30,6 @@ struct fcfs {
 	struct th_lockq sticky[]; /* one per worker */
 };
 
-/* Every 61st pop (Go's number) looks at the heap first: a sticky task that
- * yields in a loop would otherwise shut every other task out of its worker. */
-#define FAIR_EVERY 61
-
 static int fcfs_init(struct th_runtime *rt)
 {
 	size_t size = sizeof(struct fcfs) + (size_t)rt->nworkers * sizeof(struct th_lockq);
@@ -91,7 +87,8 @@ static struct th_task *fcfs_pop(struct th_runtime *rt, struct th_worker *w)
 {
 	struct fcfs *f = rt->policy_data;
 	struct th_task *t;
-	if (++w->policy_tick % FAIR_EVERY == 0 && (t = pop_heap(f)))
+	/* a sticky task yielding in a loop would shut the heap out */
+	if (th_fair_turn(w) && (t = pop_heap(f)))
 		return t;
 	if ((t = th_lockq_pop(&f->sticky[w->index])))
 		return t;

@@ -37,7 +37,6 @@ struct mq {
 	int nheaps;
 	struct mq_heap *heaps;
 	struct th_lockq *sticky; /* per worker: Julia's sticky workqueue */
-	uint32_t *tick;          /* per worker, see mq_pop */
 };
 
 static int mq_init(struct th_runtime *rt)
@@ -48,9 +47,8 @@ static int mq_init(struct th_runtime *rt)
 	m->nheaps = HEAPS_PER_WORKER * rt->nworkers;
 	m->heaps = aligned_alloc(64, (size_t)m->nheaps * sizeof(*m->heaps));
 	m->sticky = aligned_alloc(64, (size_t)rt->nworkers * sizeof(*m->sticky));
-	m->tick = calloc((size_t)rt->nworkers, 64); /* one cache line each */
-	if (!m->heaps || !m->sticky || !m->tick) {
-		free(m->heaps), free(m->sticky), free(m->tick), free(m);
+	if (!m->heaps || !m->sticky) {
+		free(m->heaps), free(m->sticky), free(m);
 		goto oom;
 	}
 	memset(m->heaps, 0, (size_t)m->nheaps * sizeof(*m->heaps));
@@ -69,7 +67,7 @@ static void mq_fini(struct th_runtime *rt)
 	struct mq *m = rt->policy_data;
 	for (int i = 0; i < m->nheaps; i++)
 		mq_heap_free(&m->heaps[i]);
-	free(m->heaps), free(m->sticky), free(m->tick), free(m);
+	free(m->heaps), free(m->sticky), free(m);
 	rt->policy_data = NULL;
 }
 
@@ -155,7 +153,7 @@ static struct th_task *mq_pop(struct th_runtime *rt, struct th_worker *w)
 	/* Julia looks at the sticky queue first, always. A sticky task that
 	 * yields in a loop would then shut every other task out of its worker,
 	 * so every 61st pop (Go's number) the heaps go first. */
-	if (++m->tick[w->index * 16] % 61 == 0 && (t = mq_deletemin(m, w)))
+	if (th_fair_turn(w) && (t = mq_deletemin(m, w)))
 		return t;
 	if ((t = th_lockq_pop(mine)))
 		return t;

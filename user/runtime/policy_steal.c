@@ -38,7 +38,6 @@ struct steal_worker {
 	struct th_deque dq;
 	struct th_lockq runq;
 	struct th_fifo yq;
-	uint32_t countdown; /* to the next fair pop, see pop_local */
 } __attribute__((aligned(64)));
 
 struct steal {
@@ -63,7 +62,6 @@ static int steal_init(struct th_runtime *rt)
 	 * workers could use. At least one, or nobody would ever steal. */
 	s->max_thieves = rt->nworkers / 2 > 0 ? rt->nworkers / 2 : 1;
 	for (int i = 0; i < rt->nworkers; i++) {
-		s->w[i].countdown = 61;
 		if (th_deque_init(&s->w[i].dq, DEQUE_CAP) != 0) {
 			while (i--)
 				th_deque_fini(&s->w[i].dq);
@@ -246,17 +244,13 @@ static struct th_task *steal_round(struct th_runtime *rt, struct steal *s, struc
 }
 
 /* The worker's own queues, in the order it serves them. */
-static struct th_task *pop_local(struct steal_worker *me)
+static struct th_task *pop_local(struct th_worker *w, struct steal_worker *me)
 {
 	struct th_task *t;
-	/* Go's 61st schedule: a worker whose deque never empties (a task
-	 * spawning in a loop) would otherwise never run its yielded and
-	 * remotely pushed tasks. */
-	if (--me->countdown == 0) {
-		me->countdown = 61;
-		if ((t = th_lockq_pop(&me->runq)) || (t = th_fifo_pop(&me->yq)))
-			return t;
-	}
+	/* a worker whose deque never empties (a task spawning in a loop) would
+	 * otherwise never run its yielded and remotely pushed tasks */
+	if (th_fair_turn(w) && ((t = th_lockq_pop(&me->runq)) || (t = th_fifo_pop(&me->yq))))
+		return t;
 	if (!th_deque_owner_empty(&me->dq) && (t = th_deque_take(&me->dq)))
 		return t;
 	/* runq before yq: a published yielder is older than a private one */
@@ -273,13 +267,13 @@ static struct th_task *steal_yield_pop(struct th_runtime *rt, struct th_worker *
 {
 	(void)yielder;
 	struct steal *s = rt->policy_data;
-	return pop_local(&s->w[w->index]);
+	return pop_local(w, &s->w[w->index]);
 }
 
 static struct th_task *steal_pop(struct th_runtime *rt, struct th_worker *w)
 {
 	struct steal *s = rt->policy_data;
-	struct th_task *t = pop_local(&s->w[w->index]);
+	struct th_task *t = pop_local(w, &s->w[w->index]);
 	if (t)
 		return t;
 	if (rt->nworkers == 1)

@@ -35,7 +35,7 @@ uint64_t th_task_id(const th_task *t)
 	return t->id;
 }
 
-void th__wake_for_work(struct th_runtime *rt, int target); /* worker.c */
+void th__wake_for_work(struct th_runtime *rt, struct th_worker *self, int target); /* worker.c */
 
 void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
 {
@@ -43,7 +43,7 @@ void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
 	atomic_store_explicit(&t->state, TH_RUNNABLE, memory_order_relaxed);
 	int target = rt->policy->push(rt, self, t, why);
 	if (!self || target != self->index) /* queued on ourselves: we are awake */
-		th__wake_for_work(rt, target);
+		th__wake_for_work(rt, self, target);
 }
 
 void th__make_runnable(struct th_task *t, enum th_why why)

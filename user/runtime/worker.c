@@ -149,8 +149,10 @@ static void finish_switch(struct th_worker *w)
 /* Saves the current context in *save and resumes `to`, or the scheduler loop
  * when `to` is NULL. Returns when *save is resumed, maybe on another worker.
  * The ASan handle is a local: it belongs to this suspension, not to a task
- * (which may be gone by the time a reused stack resumes here). */
-static void switch_away(struct th_worker *w, struct th_ctx *save, struct th_task *to)
+ * (which may be gone by the time a reused stack resumes here). Inlined: a
+ * yield's cost is a dozen nanoseconds, and a call level more is one of them. */
+static inline __attribute__((always_inline)) void switch_away(struct th_worker *w, struct th_ctx *save,
+							     struct th_task *to)
 {
 	void *fake = NULL;
 	if (to) {
@@ -224,13 +226,7 @@ static void stack_loop(void *arg)
 static void run_task(struct th_worker *w, struct th_task *t)
 {
 	begin_run(w, t, log_clock(w));
-	ensure_stack(w, t);
-	void *fake = NULL;
-	th_san_start_switch(&fake, t->stack.lo, (size_t)((char *)t->stack.hi - (char *)t->stack.lo));
-	th_tsan_switch(t->stack.tsan_fiber);
-	th_ctx_switch(&w->sched_ctx, &t->ctx);
-	th_san_finish_switch(fake);
-	finish_switch(w);
+	switch_away(w, &w->sched_ctx, t);
 }
 
 /* Called by a running task, with *lock held: blocks it; the lock is released
@@ -345,14 +341,12 @@ static bool unpark(struct th_runtime *rt, struct th_worker *w)
 	return true;
 }
 
-/* After a push: wake the worker the policy named, or one idle worker if no
+/* After a push from `self` (NULL: a plain thread) that queued the task
+ * elsewhere: wake the worker the policy named, or one idle worker if no
  * worker is already spinning (it will find the task). One, never all: waking
  * every sleeper for one task is the thundering herd Julia once had. */
-void th__wake_for_work(struct th_runtime *rt, int target)
+void th__wake_for_work(struct th_runtime *rt, struct th_worker *self, int target)
 {
-	struct th_worker *self = th__self_worker();
-	if (self && target == self->index)
-		return; /* queued on ourselves: we are awake */
 	store_load_barrier(rt);
 	if (target >= 0) {
 		unpark(rt, &rt->workers[target]);
