@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dist.h"
+#include "lib/need_bpf.h"
 #include "record.h"
 #include "report/json.h"
 #include "taskhop.h"
@@ -144,13 +145,7 @@ static void procs_0_and_bad_arguments_are_refused(void **state)
 static void the_recorder_follows_every_worker_process(void **state)
 {
 	(void)state;
-	const char *why = th_record_unavailable();
-	if (why) {
-		if (getenv("TASKHOP_REQUIRE_BPF") && strcmp(getenv("TASKHOP_REQUIRE_BPF"), "1") == 0)
-			fail_msg("BPF required but unavailable: %s", why);
-		print_message("skipped: %s\n", why);
-		skip();
-	}
+	NEED_BPF();
 	struct lz_config c;
 	struct lz_outcome *o = calloc(1, sizeof *o);
 	char err[256];

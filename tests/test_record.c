@@ -25,24 +25,13 @@
 #include <cmocka.h>
 
 #include "cmd.h"
+#include "lib/need_bpf.h"
 #include "lib/rec_darts.h"
 #include "record.h"
 #include "taskhop.h"
 
 static char self_exe[4096];
 
-/* BPF tests run only with privileges; with TASKHOP_REQUIRE_BPF=1 a skip is a failure. */
-static int need_bpf(void)
-{
-	const char *why = th_record_unavailable();
-	if (!why)
-		return 1;
-	if (getenv("TASKHOP_REQUIRE_BPF") && strcmp(getenv("TASKHOP_REQUIRE_BPF"), "0") != 0)
-		fail_msg("TASKHOP_REQUIRE_BPF=1 but BPF is not usable: %s", why);
-	print_message("skipped: %s\n", why);
-	return 0;
-}
-#define NEED_BPF() do { if (!need_bpf()) { skip(); return; } } while (0)
 
 static void start_runtime(const char *policy, int workers, bool pin)
 {
