@@ -101,8 +101,9 @@ static int isprime_run(const void *params, const struct wl_env *env, struct wl_r
 		return -1;
 	}
 	int64_t lo = (int64_t)p->lo, hi = (int64_t)p->hi + 1, n = hi - lo;
-	/* map() returns an array as in the article, so every mode pays for the output. */
-	double *out = malloc((size_t)(n ? n : 1) * sizeof(*out));
+	/* map() returns an array as in the article, so every mode pays for the
+	 * output, and every mode gets it from the same allocator. */
+	double *out = th_result_alloc((size_t)n * sizeof(*out));
 	if (!out) {
 		snprintf(err, errlen, "out of memory for %lld results", (long long)n);
 		return -1;

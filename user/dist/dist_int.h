@@ -13,11 +13,6 @@
 
 void th_dist__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* A malloc'd (free()-able) buffer for a result of `size` bytes known in
- * advance (a size hint), wherever it is gathered: the driver of a pmap and
- * th_dist_call_local use the same one, so neither gathers results more
- * cheaply than the other. NULL when out of memory. */
-void *th_dist__result_alloc(size_t size);
 uint64_t th_dist__now_ns(void);
 
 struct th_worker_link;

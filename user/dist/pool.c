@@ -184,7 +184,7 @@ static void call_hint(struct call *c, uint64_t total)
 {
 	if (c->owner == OWN_NONE || total <= c->cap || total > TH_FRAME_MAX_HINT)
 		return;
-	void *d = c->out.data ? realloc(c->out.data, (size_t)total) : th_dist__result_alloc((size_t)total);
+	void *d = c->out.data ? realloc(c->out.data, (size_t)total) : th_result_alloc((size_t)total);
 	if (d) {
 		c->out.data = d;
 		c->cap = (size_t)total;

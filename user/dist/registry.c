@@ -1,13 +1,13 @@
 /* registry.c — the @everywhere analogue: functions registered by name in every process,
  * the output stream they write to, and running one of them in this process. */
 #include "dist_int.h"
+#include "taskhop.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
 /* A fixed table: registration runs in constructors, before main, where a
@@ -144,27 +144,6 @@ int th_dist_write(th_dist_out *o, const void *data, size_t len)
 	return 0;
 }
 
-/* A result of several MiB is written once, front to back, in full: on a
- * 4 KiB page that is a page fault per 4 KiB, each a kernel entry (costly in
- * a guest, and in a pmap driver a CPU taken from the workers). Whole 2 MiB
- * stretches inside the buffer are offered transparent huge pages instead:
- * one fault each. Only stretches inside the hinted size: when the hint is
- * right the result fills them entirely, so its resident size is what 4 KiB
- * pages would give (a hint far too large could cost up to 2 MiB more). */
-#define RESULT_HUGE (2u << 20)
-
-void *th_dist__result_alloc(size_t size)
-{
-	if (size < RESULT_HUGE)
-		return malloc(size ? size : 1);
-	void *p;
-	if (posix_memalign(&p, RESULT_HUGE, size) != 0)
-		return NULL;
-	/* a hint: without THP the buffer simply gets 4 KiB pages */
-	madvise(p, size & ~(size_t)(RESULT_HUGE - 1), MADV_HUGEPAGE);
-	return p;
-}
-
 int th_dist_size_hint(th_dist_out *o, size_t total)
 {
 	if (o->write_failed)
@@ -176,9 +155,11 @@ int th_dist_size_hint(th_dist_out *o, size_t total)
 		snprintf(o->err, sizeof o->err, "lost the driver while sending a size hint");
 		return -1;
 	}
-	/* kept whole: room for all of it now, so it is never copied to grow */
+	/* kept whole: room for all of it now, so it is never copied to grow; the
+	 * pmap driver (pool.c) allocates the same way, so neither gathers
+	 * results more cheaply than the other */
 	if (total > o->len && total <= TH_FRAME_MAX_HINT && o->room + total > o->cap) {
-		char *b = o->buf ? realloc(o->buf, o->room + total) : th_dist__result_alloc(o->room + total);
+		char *b = o->buf ? realloc(o->buf, o->room + total) : th_result_alloc(o->room + total);
 		if (b) {
 			o->buf = b;
 			o->cap = o->room + total;

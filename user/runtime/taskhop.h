@@ -148,6 +148,10 @@ double th_reduce(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg
 		 th_reduce_op op, double init);
 /* Same as th_map/th_reduce but static equal split (what Folds does by default). */
 void th_map_static(int64_t lo, int64_t hi, th_index_fn f, void *arg, double *out);
+/* Memory for a large result written once, such as th_map's `out`: whole
+ * 2 MiB stretches get transparent huge pages, so filling it costs a page
+ * fault per 2 MiB instead of per 4 KiB (see resultmem.c). Free with free(). */
+void *th_result_alloc(size_t size);
 
 /* ---- per-task RNG ----------------------------------------------------- */
 
