@@ -210,13 +210,28 @@ static void isprime_counts_the_same_primes_in_every_mode(void **state)
 	(void)state;
 	/* pi(100000) - pi(999) = 9592 - 168 */
 	const char *modes[][2] = { { "--serial", NULL }, { "--split", "static" }, { "--split", "dynamic" } };
+	char dir[] = "/tmp/taskhop-test-XXXXXX", path[64], err[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/run.json", dir);
 	for (int i = 0; i < 3; i++) {
 		struct result *r = run_taskhop("run", "isprime", "--no-bpf", "--workers", "2", "--hi", "100000",
-					       modes[i][0], modes[i][1], NULL);
+					       "--json", path, modes[i][0], modes[i][1], NULL);
 		if (r->status != 0 || !strstr(r->out, "primes in [1000, 100000]: 9424"))
 			fail_msg("isprime %s: exit %d\n%s\n%s", modes[i][0], r->status, r->out, r->err);
 		free(r);
+		/* one entry in workers[] per thread that ran the map: the serial
+		 * loop's is the main thread */
+		struct json *run = json_parse_file(path, err, sizeof(err));
+		if (!run)
+			fail_msg("%s", err);
+		int count = i == 0 ? 1 : 2;
+		assert_int_equal((int)json_get_num(run, "worker_count", 0), count);
+		assert_int_equal(json_len(json_get(run, "workers")), count);
+		assert_true(json_get_num(json_at(json_get(run, "workers"), 0), "tid", 0) > 0);
+		json_free(run);
 	}
+	unlink(path);
+	rmdir(dir);
 }
 
 /* BPF is used when privileged; CI (TASKHOP_REQUIRE_BPF=1) insists on it. */
@@ -251,7 +266,7 @@ static void check_report(const char *dir, bool bpf)
 	/* the field list, spelled out here so the test pins the format */
 	static const char *const run_fields[] = { "workload", "policy", "workers", "pin", "seed", "bpf",
 		"wall_s", "peak_rss_kb", "mean_completion_s", "makespan_s", "ideal_mean_completion_s",
-		"tasks", NULL };
+		"tasks", "worker_count", NULL };
 	static const char *const task_fields[] = { "id", "label", "n", "spawn_worker", "first_worker",
 		"last_worker", "completion_s", "runs", "yields", "worker_hops", "cpu_migrations",
 		"cpu_migrations_kernel", "cpus_visited", "on_cpu_ns", "runq_wait_ns", "preemptions",
@@ -290,8 +305,10 @@ static void check_report(const char *dir, bool bpf)
 			if (strcmp(json_get_str(run, "policy", ""), "sticky") == 0)
 				assert_int_equal((int)json_get_num(t, "worker_hops", -1), 0);
 		}
-		const struct json *ws = json_get(run, "workers_detail");
+		/* `workers` is the workers[] array; worker_count its length */
+		const struct json *ws = json_get(run, "workers");
 		assert_int_equal(json_len(ws), 2);
+		assert_int_equal((int)json_get_num(run, "worker_count", 0), 2);
 		for (size_t w = 0; w < 2; w++)
 			expect_fields(json_at(ws, w), worker_fields, "worker");
 		assert_true(json_get_num(run, "ideal_mean_completion_s", 0) > 0);

@@ -52,7 +52,7 @@ static struct json *fake_run(const char *policy, int seed, double scale, bool bp
 	struct json *run = json_obj(), *tasks = json_arr(), *ws = json_arr(), *b = json_obj();
 	json_set_str(run, "workload", "darts");
 	json_set_str(run, "policy", policy);
-	json_set_num(run, "workers", 2);
+	json_set_num(run, "worker_count", 2);
 	json_set_bool(run, "pin", false);
 	json_set_num(run, "seed", seed);
 	json_set_bool(b, "enabled", bpf);
@@ -110,7 +110,7 @@ static struct json *fake_run(const char *policy, int seed, double scale, bool bp
 		json_push(ws, o);
 	}
 	json_set(run, "tasks", tasks);
-	json_set(run, "workers_detail", ws);
+	json_set(run, "workers", ws);
 	json_set(tl, "runs", rows);
 	json_set(tl, "migrations", json_arr());
 	json_set(run, "timeline", tl);
@@ -318,7 +318,7 @@ static void write_all_renders_every_file_from_the_json(void **state)
 	assert_true(file_starts_with(dir, "report.md", "| sticky | 2 |"));
 	assert_true(file_starts_with(dir, "report.html", "<!DOCTYPE html>"));
 	assert_true(file_starts_with(dir, "report.html", "<svg"));  /* figures inline */
-	assert_true(file_starts_with(dir, "runs.csv", "run,policy,seed,workers,id,label"));
+	assert_true(file_starts_with(dir, "runs.csv", "run,policy,seed,worker_count,id,label"));
 	assert_true(file_starts_with(dir, "returns.svg", "<svg"));
 	assert_true(file_starts_with(dir, "migrations.svg", "<svg"));
 	snprintf(path, sizeof(path), "%s/trace.json", dir);

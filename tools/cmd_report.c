@@ -56,7 +56,7 @@ static void print_bench(const struct json *r)
 	for (size_t i = 0; i < json_len(runs) && ns < 1024; i++) {
 		const struct json *run = json_at(runs, i);
 		double cpu = json_get_num(run, "cpu_s", -1), wall = json_get_num(run, "wall_s", 0);
-		double w = json_get_num(run, "workers", 1);
+		double w = json_get_num(run, "worker_count", 1);
 		if (cpu >= 0 && wall > 0 && strcmp(json_get_str(run, "policy", ""), REPORT_SERIAL) != 0)
 			share[ns++] = cpu / (wall * w);
 	}

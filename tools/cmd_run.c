@@ -1,5 +1,6 @@
 /* cmd_run.c — `taskhop run WORKLOAD`: one run on the chosen policy, recorded with BPF when
  * privileged; prints the per-task table and writes the run JSON (--json). */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,7 +329,9 @@ static struct json *build_run(const struct cli_run *o, const struct wl_result *r
 		json_push(opts, json_str(o->wl_argv[i]));
 	json_set(run, "options", opts);
 	json_set_str(run, "policy", runtime ? (o->cfg.policy ? o->cfg.policy : "shared") : "none");
-	json_set_num(run, "workers", workers);
+	/* the count, and per worker its thread and kernel figures (a serial run: the
+	 * main thread, which ran the loop) */
+	json_set_num(run, "worker_count", workers);
 	json_set_bool(run, "pin", o->cfg.pin);
 	json_set_num(run, "seed", (double)o->cfg.seed);
 	json_set_bool(bpf, "enabled", rec != NULL);
@@ -345,7 +348,7 @@ static struct json *build_run(const struct cli_run *o, const struct wl_result *r
 	for (size_t i = 0; i < res->ntasks; i++)
 		json_push(tasks, task_json(&res->tasks[i], rec));
 	json_set(run, "tasks", tasks);
-	json_set(run, "workers_detail", runtime ? workers_json(workers, tids, log, rec) : json_arr());
+	json_set(run, "workers", workers_json(workers, tids, log, rec));
 	json_set(run, "timeline", timeline_json(log, rec, res->t0_ns));
 	json_set(run, "extra", res->extra ? json_clone(res->extra) : json_obj());
 	json_set_str(run, "summary", res->summary);
@@ -388,6 +391,8 @@ struct json *cli_execute(const struct cli_run *o, int argc, char **argv, int *rc
 	int *tids = calloc((size_t)workers, sizeof(*tids));
 	for (int w = 0; runtime && tids && w < workers; w++)
 		tids[w] = th_worker_tid(w);
+	if (!runtime && tids)
+		tids[0] = (int)gettid(); /* the serial loop runs on this thread */
 	struct th_record *rec = bpf ? record_begin(rc) : NULL;
 	if (bpf && !rec) {
 		th_runtime_stop();

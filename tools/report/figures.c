@@ -215,11 +215,11 @@ static int fig_speedup(const struct json *report, const char *dir, struct report
 	double base = json_get_num(serial, "median", NAN);
 	if (!(base > 0))
 		return 0;
-	double workers = json_get_num(json_at(json_get(report, "runs"), 0), "workers", 1);
+	double workers = json_get_num(json_at(json_get(report, "runs"), 0), "worker_count", 1);
 	for (size_t r = 0; r < json_len(json_get(report, "runs")); r++) {
 		const struct json *run = json_at(json_get(report, "runs"), r);
 		if (strcmp(json_get_str(run, "policy", ""), REPORT_SERIAL) != 0)
-			workers = json_get_num(run, "workers", workers);
+			workers = json_get_num(run, "worker_count", workers);
 	}
 	struct sbuf b;
 	if (sb_open(&b))

@@ -62,7 +62,7 @@ void report_run_text(const struct json *run, FILE *f)
 	char b[16][32];
 	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%.0f  bpf=%s",
 		json_get_str(run, "workload", "?"), json_get_str(run, "policy", "?"),
-		json_get_num(run, "workers", 0), json_get(run, "pin") && json_get(run, "pin")->b ? " (pinned)" : "",
+		json_get_num(run, "worker_count", 0), json_get(run, "pin") && json_get(run, "pin")->b ? " (pinned)" : "",
 		json_get_num(run, "seed", 0), bpf_on ? "on" : "off");
 	if (bpf_on)
 		fprintf(f, " (%.0f lost events)", json_get_num(bpf, "lost_events", 0));
@@ -93,7 +93,7 @@ void report_run_text(const struct json *run, FILE *f)
 			fmt_num(b[12], 32, json_get(t, "runq_wait_ns"), "%.3f", 1e-6),
 			fmt_num(b[13], 32, json_get(t, "preemptions"), "%.0f", 1));
 	}
-	const struct json *ws = json_get(run, "workers_detail");
+	const struct json *ws = json_get(run, "workers");
 	if (json_len(ws)) {
 		fprintf(f, "%6s %7s %9s %6s %7s %12s %13s\n", "worker", "tid", "tasks_run", "migr",
 			"preempt", "on-cpu(ms)", "runq-wait(ms)");
@@ -202,7 +202,7 @@ static void headline(const struct json *report, FILE *f, const char *pre)
 		fprintf(f, " %s", json_at(opts, i)->str ? json_at(opts, i)->str : "");
 	fprintf(f, ": %zu policies x %d repeats, %.0f workers%s, %zu runs%s\n",
 		json_len(json_get(report, "policies")), runs_of_first_policy(report),
-		json_get_num(r0, "workers", 0),
+		json_get_num(r0, "worker_count", 0),
 		json_get(r0, "pin") && json_get(r0, "pin")->b ? " (pinned)" : "",
 		json_len(runs),
 		json_get(report, "interrupted") && json_get(report, "interrupted")->b
@@ -441,7 +441,7 @@ static void csv_cell(FILE *f, const struct json *v)
 
 void report_csv(const struct json *report, FILE *f)
 {
-	static const char *const run_cols[] = { "policy", "seed", "workers", NULL };
+	static const char *const run_cols[] = { "policy", "seed", "worker_count", NULL };
 	fprintf(f, "run");
 	for (int i = 0; run_cols[i]; i++)
 		fprintf(f, ",%s", run_cols[i]);

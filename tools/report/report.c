@@ -13,7 +13,7 @@
 
 const char *const report_run_fields[] = {
 	"workload", "policy", "workers", "pin", "seed", "bpf", "wall_s", "peak_rss_kb",
-	"mean_completion_s", "makespan_s", "ideal_mean_completion_s", "tasks", "workers_detail",
+	"mean_completion_s", "makespan_s", "ideal_mean_completion_s", "tasks", "workers", "worker_count",
 	NULL,
 };
 const char *const report_task_fields[] = {
@@ -136,7 +136,7 @@ void report_run_derive(struct json *run)
 	/* No tasks (a serial baseline): there is no completion time to report. */
 	json_set(run, "mean_completion_s", n ? json_num(sum / (double)n) : json_null());
 	json_set(run, "makespan_s", n ? json_num(span) : json_null());
-	int w = (int)json_get_num(run, "workers", 1);
+	int w = (int)json_get_num(run, "worker_count", 1);
 	if (work_known && work)
 		json_set_num(run, "ideal_mean_completion_s", spt_mean_completion(work, (int)n, w, NULL));
 	else
@@ -274,9 +274,9 @@ int report_validate(const struct json *report, char *err, size_t errlen)
 		snprintf(where, sizeof(where), "run %zu", i + 1);
 		if (check_fields(run, report_run_fields, where, err, errlen))
 			return -1;
-		const struct json *tasks = json_get(run, "tasks"), *ws = json_get(run, "workers_detail");
+		const struct json *tasks = json_get(run, "tasks"), *ws = json_get(run, "workers");
 		if (tasks->type != JSON_ARR || ws->type != JSON_ARR) {
-			snprintf(err, errlen, "run %zu: 'tasks' and 'workers_detail' must be arrays", i + 1);
+			snprintf(err, errlen, "run %zu: 'tasks' and 'workers' must be arrays", i + 1);
 			return -1;
 		}
 		for (size_t k = 0; k < tasks->n; k++) {
