@@ -1,6 +1,7 @@
 /* test_runtime.c — the runtime core: spawn/fetch, groups, mutex, nesting,
  * the sticky and shared policies, static and dynamic splits, RNG, stack overflow. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -535,6 +536,117 @@ static void pinned_workers_run_on_their_own_cpu(void **state)
 	th_runtime_stop();
 }
 
+/* The run log under CPU contention: a task's logged runs never overlap, and
+ * in start order they give the runtime's own worker-hop count (the recorder
+ * derives hops that way). Rounds of a few tasks that yield often: the main
+ * thread waits for each, so an exit wakes it, and spinning threads keep the
+ * CPUs oversubscribed, so the woken waiter often preempts the worker right
+ * after the exit while the other worker cycles through the rest. That once
+ * dated the next task's run from before the worker's pop, while the task
+ * still ran on the other worker. */
+#define ROUND_TASKS 3
+#define ROUND_YIELDS 30
+
+static _Atomic bool spinners_stop;
+
+static void *spin_until_stopped(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&spinners_stop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+static void *yield_often(void *arg)
+{
+	volatile double x = 0;
+	for (int i = 0; i < ROUND_YIELDS; i++) {
+		for (int k = 0; k < 5000; k++)
+			x += k;
+		th_yield();
+	}
+	return arg;
+}
+
+static int run_start_cmp(const void *a, const void *b)
+{
+	const struct th_run_record *x = a, *y = b;
+	if (x->task_id != y->task_id)
+		return x->task_id < y->task_id ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The two workers' logs, sorted by (task, start). */
+static struct th_run_record *sorted_run_logs(size_t *total)
+{
+	size_t n0, n1;
+	uint64_t d0, d1;
+	const struct th_run_record *l0 = th_run_log(0, &n0, &d0), *l1 = th_run_log(1, &n1, &d1);
+	assert_int_equal(d0 + d1, 0);
+	struct th_run_record *all = malloc((n0 + n1 + 1) * sizeof(*all));
+	assert_non_null(all);
+	memcpy(all, l0, n0 * sizeof(*all));
+	memcpy(all + n0, l1, n1 * sizeof(*all));
+	*total = n0 + n1;
+	qsort(all, *total, sizeof(*all), run_start_cmp);
+	return all;
+}
+
+static void check_logged_runs(th_task **tasks, int ntasks)
+{
+	size_t total, i = 0;
+	struct th_run_record *all = sorted_run_logs(&total);
+	for (int k = 0; k < ntasks; k++) {
+		struct th_task_stats st;
+		th_task_stats(tasks[k], &st);
+		while (i < total && all[i].task_id < st.id)
+			i++;
+		uint64_t runs = 0, hops = 0;
+		for (size_t j = i; j < total && all[j].task_id == st.id; j++, runs++) {
+			if (j > i && all[j].start_ns < all[j - 1].end_ns)
+				fail_msg("task %llu: run %llu starts %llu ns before its previous run ended",
+					 (unsigned long long)st.id, (unsigned long long)runs,
+					 (unsigned long long)(all[j - 1].end_ns - all[j].start_ns));
+			hops += j > i && all[j].worker != all[j - 1].worker;
+		}
+		assert_int_equal(runs, st.runs);
+		assert_int_equal(hops, st.worker_hops);
+	}
+	free(all);
+}
+
+static void run_log_stays_in_order_under_cpu_contention(void **state)
+{
+	(void)state;
+	pthread_t spinners[3];
+	atomic_store(&spinners_stop, false);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&spinners[i], NULL, spin_until_stopped, NULL), 0);
+	for (size_t p = 0; p < 2; p++) {
+		struct th_config cfg;
+		th_config_default(&cfg);
+		cfg.policy = core_policies[p];
+		cfg.workers = 2;
+		cfg.run_log_cap = 4 * ROUND_TASKS * ROUND_YIELDS;
+		assert_int_equal(th_runtime_start(&cfg), 0);
+		for (int round = 0; round < 300 / SCALE; round++) {
+			th_task *tasks[ROUND_TASKS];
+			for (int k = 0; k < ROUND_TASKS; k++)
+				tasks[k] = th_spawn(yield_often, NULL);
+			for (int k = 0; k < ROUND_TASKS; k++)
+				th_wait(tasks[k]);
+			check_logged_runs(tasks, ROUND_TASKS);
+			for (int k = 0; k < ROUND_TASKS; k++)
+				th_task_free(tasks[k]);
+			th_run_log_clear();
+		}
+		th_runtime_stop();
+	}
+	atomic_store(&spinners_stop, true);
+	for (int i = 0; i < 3; i++)
+		pthread_join(spinners[i], NULL);
+}
+
 struct slot_probe {
 	uint64_t *slots;
 	uint64_t seen_id;
@@ -681,6 +793,7 @@ int main(void)
 		cmocka_unit_test(rng_stream_depends_only_on_seed_and_task_id),
 		cmocka_unit_test(unknown_policy_is_a_clear_error),
 		cmocka_unit_test(pinned_workers_run_on_their_own_cpu),
+		cmocka_unit_test(run_log_stays_in_order_under_cpu_contention),
 		cmocka_unit_test(workers_publish_the_running_task_in_their_slot),
 		cmocka_unit_test(task_timestamps_are_monotonic_clock_times),
 		cmocka_unit_test(stack_overflow_is_reported_with_task_id),

@@ -189,7 +189,7 @@ static void exit_task(struct th_task *t)
 {
 	struct th_worker *w = th__self_worker();
 	struct th_runtime *rt = w->rt;
-	uint64_t now = task_clock(w); /* t's end, and the next task's start */
+	uint64_t now = task_clock(w); /* t's end */
 	end_run(w, t, TH_WHY_DONE, now);
 	w->dead_stack = t->stack;
 	TH_PROBE_TASK_DONE(t->id, w->index);
@@ -199,8 +199,12 @@ static void exit_task(struct th_task *t)
 	struct th_task *next = rt->policy->pop(rt, w);
 	w->prev = NULL;
 	w->prev_why = TH_WHY_DONE;
+	/* next's start is read after the pop, not taken from `now`: the kernel
+	 * may have preempted this worker in between, while next still ran
+	 * elsewhere (seen: a run logged from 5 ms before it began, which put a
+	 * task's runs out of order and miscounted its worker hops) */
 	if (next)
-		begin_run(w, next, now);
+		begin_run(w, next, task_clock(w));
 	switch_away(w, &w->dead_stack.resume, next);
 }
 
