@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -647,6 +648,71 @@ static void run_log_stays_in_order_under_cpu_contention(void **state)
 		pthread_join(spinners[i], NULL);
 }
 
+/* A blocked task holds its stack, and stacks cost mappings (the kernel
+ * allows vm.max_map_count, 65,530). A PROT_NONE guard made two per stack
+ * (2,000 blocked tasks: 4,000 mappings); with guard regions
+ * (MADV_GUARD_INSTALL, Linux 6.13) stacks mapped side by side merge (5). */
+#define BLOCKED_TASKS 2000
+
+static th_mutex gate = TH_MUTEX_INIT;
+static _Atomic int tasks_at_gate;
+
+static void *wait_at_gate(void *arg)
+{
+	atomic_fetch_add(&tasks_at_gate, 1);
+	th_mutex_lock(&gate);
+	th_mutex_unlock(&gate);
+	return arg;
+}
+
+static long mapping_count(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -1;
+	long n = 0;
+	for (int c; (c = getc(f)) != EOF;)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static bool guard_regions_supported(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, 2 * (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	bool ok = madvise(m, (size_t)ps, 102 /* MADV_GUARD_INSTALL */) == 0;
+	munmap(m, 2 * (size_t)ps);
+	return ok;
+}
+
+static void a_blocked_task_costs_one_mapping(void **state)
+{
+	(void)state;
+	start("shared", 2);
+	th_task *tasks[BLOCKED_TASKS];
+	atomic_store(&tasks_at_gate, 0);
+	th_mutex_lock(&gate);
+	long before = mapping_count();
+	for (int k = 0; k < BLOCKED_TASKS; k++)
+		tasks[k] = th_spawn(wait_at_gate, NULL);
+	while (atomic_load(&tasks_at_gate) < BLOCKED_TASKS)
+		sched_yield();
+	long added = mapping_count() - before;
+	th_mutex_unlock(&gate);
+	for (int k = 0; k < BLOCKED_TASKS; k++) {
+		th_wait(tasks[k]);
+		th_task_free(tasks[k]);
+	}
+	th_runtime_stop();
+	print_message("%d blocked tasks added %ld mappings\n", BLOCKED_TASKS, added);
+	if (!guard_regions_supported())
+		skip();
+	assert_true(added < BLOCKED_TASKS * 3 / 2);
+}
+
 struct slot_probe {
 	uint64_t *slots;
 	uint64_t seen_id;
@@ -794,6 +860,7 @@ int main(void)
 		cmocka_unit_test(unknown_policy_is_a_clear_error),
 		cmocka_unit_test(pinned_workers_run_on_their_own_cpu),
 		cmocka_unit_test(run_log_stays_in_order_under_cpu_contention),
+		cmocka_unit_test(a_blocked_task_costs_one_mapping),
 		cmocka_unit_test(workers_publish_the_running_task_in_their_slot),
 		cmocka_unit_test(task_timestamps_are_monotonic_clock_times),
 		cmocka_unit_test(stack_overflow_is_reported_with_task_id),

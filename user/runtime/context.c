@@ -16,6 +16,25 @@ static size_t page_size(void)
 	return (size_t)sysconf(_SC_PAGESIZE); /* a vDSO-free libc read, no syscall */
 }
 
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102 /* Linux 6.13 uapi; older headers lack it */
+#endif
+
+/* A PROT_NONE guard splits the mapping in two, and the PROT_NONE and
+ * read-write halves of neighbouring stacks cannot merge either: two VMAs per
+ * stack, so a breadth-first policy holding tens of thousands of blocked
+ * tasks (fib(30) under shared) hit vm.max_map_count (65,530) and aborted.
+ * A guard region (MADV_GUARD_INSTALL, Linux 6.13) faults the same way
+ * without changing the mapping's protection, so stacks mapped side by side
+ * merge (test a_blocked_task_costs_one_mapping). Older kernels refuse it
+ * (EINVAL): mprotect then. */
+static int install_guard(void *m, size_t guard)
+{
+	if (madvise(m, guard, MADV_GUARD_INSTALL) == 0)
+		return 0;
+	return mprotect(m, guard, PROT_NONE);
+}
+
 int th_stack_map(struct th_stack *st, size_t size)
 {
 	size_t ps = page_size();
@@ -29,7 +48,7 @@ int th_stack_map(struct th_stack *st, size_t size)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
-	if (mprotect(m, guard, PROT_NONE) != 0) {
+	if (install_guard(m, guard) != 0) {
 		munmap(m, total);
 		return -1;
 	}
