@@ -27,10 +27,12 @@ static inline uint64_t ticks(void)
 	return __builtin_ia32_rdtsc();
 }
 
-/* The kernel clock and the TSC at one instant: the TSC is read on both
- * sides of the clock and the tightest of a few tries kept, so a preemption
- * or a slow first call (lazy binding, a sanitizer's interceptor) between the
- * two readings cannot skew the pair. */
+/* The kernel clock and the TSC at one instant, for the calibration and for
+ * every anchor: the TSC is read on both sides of the clock and the tightest
+ * of a few tries kept, so a preemption or a slow first call (lazy binding, a
+ * sanitizer's interceptor) between the two readings cannot skew the pair.
+ * (Seen under TSan with single readings: a rate off by ~0.6%, task dates up
+ * to 64 us ahead of CLOCK_MONOTONIC.) */
 static void paired_reading(uint64_t *ns, uint64_t *tick)
 {
 	uint64_t best_gap = UINT64_MAX;
@@ -96,15 +98,6 @@ void th__tscclock_calibrate(void)
 }
 #endif
 
-/* The anchor pairs a kernel clock reading with the TSC at that moment. A
- * worker preempted between the two readings would date every extrapolation
- * of the next 10 ms off by the preemption (seen under TSan: a task's first
- * run dated 75 us after the task itself had started timing). */
-static void anchor(struct th_tscclock *c)
-{
-	paired_reading(&c->anchor_ns, &c->anchor_ticks);
-}
-
 uint64_t th__tscclock_now(struct th_tscclock *c)
 {
 	if (ns_per_tick <= 0)
@@ -112,7 +105,7 @@ uint64_t th__tscclock_now(struct th_tscclock *c)
 	uint64_t t = ticks();
 	uint64_t ns;
 	if (c->anchor_ns == 0 || t - c->anchor_ticks > reanchor_ticks) {
-		anchor(c);
+		paired_reading(&c->anchor_ns, &c->anchor_ticks);
 		ns = c->anchor_ns;
 	} else {
 		ns = c->anchor_ns + (uint64_t)((double)(t - c->anchor_ticks) * ns_per_tick);

@@ -202,9 +202,10 @@ static void exit_task(struct th_task *t)
 	/* next's start is read after the pop, not taken from `now`: the kernel
 	 * may have preempted this worker in between, while next still ran
 	 * elsewhere (seen: a run logged from 5 ms before it began, which put a
-	 * task's runs out of order and miscounted its worker hops) */
+	 * task's runs out of order and miscounted its worker hops). Without the
+	 * run log, begin_run reads the clock only for a first run. */
 	if (next)
-		begin_run(w, next, task_clock(w));
+		begin_run(w, next, log_clock(w));
 	switch_away(w, &w->dead_stack.resume, next);
 }
 
