@@ -131,6 +131,9 @@ clean:
 # the part fragments add in between (it must stay under 5 minutes).
 bench::
 	@mkdir -p $(B) && date +%s.%N > $(B)/.bench-start
+	@# Figures are only comparable from an idle machine (2 CPUs: load < 1.5).
+	@awk '{ printf "bench: load_avg_1min_at_start %.2f load\n", $$1; \
+		if ($$1 >= 1.5) print "# WARNING: load average " $$1 " >= 1.5 at the start: these figures are not comparable" }' /proc/loadavg
 
 -include $(sort $(wildcard bpf/*.mk user/*/*.mk tools/*.mk tools/*/*.mk tests/*.mk))
 

@@ -49,3 +49,8 @@ bench:: $(TASKHOP)
 		--out $(B)/bench/darts-large-first >/dev/null
 	@$(B)/taskhop report $(B)/bench/darts-large-first --bench | grep -v best_migrating | \
 		sed 's/darts_/darts_large_first_/'
+	@# The darts kernel alone: one task of 1e8 draws on one worker (10 yields, no peers).
+	@$(B)/taskhop run darts --workers 1 --policy sticky --count 0 --large 1e8 --no-bpf --quiet \
+		--json $(B)/bench/darts-draw.json >/dev/null && \
+	python3 -c 'import json,sys; r = json.load(open(sys.argv[1])); \
+		print("bench: darts_ns_per_draw %.2f ns" % (r["makespan_s"] * 1e9 / 1e8))' $(B)/bench/darts-draw.json

@@ -19,29 +19,9 @@ void th_rng_seed(struct th_rng *r, uint64_t seed, uint64_t stream)
 		r->s[i] = splitmix64(&mix);
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-uint64_t th_rng_next(struct th_rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t out = rotl(s[0] + s[3], 23) + s[0];
-	uint64_t t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
-}
-
-double th_rng_double(struct th_rng *r)
-{
-	return (double)(th_rng_next(r) >> 11) * 0x1.0p-53;
-}
+/* The external definitions of the header's inline draws (C99 inline). */
+extern inline uint64_t th_rng_next(struct th_rng *r);
+extern inline double th_rng_double(struct th_rng *r);
 
 static __thread struct th_rng tls_rng;
 static __thread uint64_t tls_rng_seed_plus1; /* 0: not seeded yet */

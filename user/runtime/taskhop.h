@@ -164,8 +164,27 @@ double th_rand_double(void); /* uniform in [0, 1) */
 /* The raw generator, for tests and workloads that keep their own. */
 struct th_rng { uint64_t s[4]; };
 void th_rng_seed(struct th_rng *r, uint64_t seed, uint64_t stream);
-uint64_t th_rng_next(struct th_rng *r);
-double th_rng_double(struct th_rng *r);
+/* Inline (C99 `inline`; rng.c holds the external definitions, so the symbols
+ * stay exported): a hot loop that drew through a call paid for the call, and
+ * Julia inlines its task-local xoshiro the same way. */
+inline uint64_t th_rng_next(struct th_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t sum = s[0] + s[3];
+	uint64_t out = ((sum << 23) | (sum >> 41)) + s[0];
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = (s[3] << 45) | (s[3] >> 19);
+	return out;
+}
+inline double th_rng_double(struct th_rng *r)
+{
+	return (double)(th_rng_next(r) >> 11) * 0x1.0p-53;
+}
 /* The calling task's own generator (the per-thread one outside a task). The
  * pointer stays valid for the task's life, across yields and migrations, so
  * a hot loop can draw with th_rng_double(r) without a lookup per draw. */
