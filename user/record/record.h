@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "taskhop_abi.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -44,7 +46,7 @@ extern "C" {
  * that names the fix.
  */
 
-#define TH_REC_MAX_TARGETS 8     /* processes one recording can follow */
+#define TH_REC_MAX_TARGETS TH_MAX_TARGETS /* processes one recording can follow */
 #define TH_REC_MAX_CPUS 1024
 #define TH_REC_CPU_WORDS (TH_REC_MAX_CPUS / 64)
 
