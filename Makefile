@@ -1,16 +1,19 @@
 # Makefile — taskhop: the runtime (libtaskhop), the BPF recorder, worker
 # processes, the `taskhop` command and the cmocka tests. `make help` lists targets.
 #
-# Each part may add rules in a fragment next to its code (bpf/bpf.mk,
-# user/dist/dist.mk, tools/bench/bench.mk, ...); `bench::` and `demo::` are
-# double-colon so that every fragment can add a step.
+# Each part may add rules in a fragment next to its code (user/dist/dist.mk,
+# tools/bench/bench.mk, ...: every bpf/*.mk user/*/*.mk tools/*.mk tools/*/*.mk
+# tests/*.mk); `bench::` and `demo::` are double-colon so that every fragment can add a step.
 
 SAN ?=
 B ?= build$(if $(SAN),-$(SAN))
 PREFIX ?= /usr/local
 ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
+# gcc unless the command line or the environment names another compiler (make CC=clang).
+ifeq ($(origin CC),default)
 CC := gcc
+endif
 CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 
@@ -46,7 +49,7 @@ LIB_RECORD := $(B)/libthrecord.a
 LIB_DIST := $(B)/libthdist.a
 LIB_TOOLS := $(B)/libthtools.a
 LIBS := $(LIB_TOOLS) $(LIB_RECORD) $(LIB_DIST) $(LIB_RUNTIME)
-TASKHOP := $(if $(wildcard $(TOOLS_MAIN)),$(B)/taskhop)
+TASKHOP := $(B)/taskhop
 TESTS := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRC))
 
@@ -73,8 +76,11 @@ $(B)/obj/%.S.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(SANFLAGS) -c $< -o $@
 
-# Objects outside the runtime may include BPF skeletons.
-$(call obj,$(RECORD_SRC) $(TOOLS_SRC) $(TOOLS_MAIN) $(TEST_SRC) $(TEST_LIB_SRC)): $(BPF_SKELS)
+# An object waits for (and is rebuilt with) the BPF skeletons its source includes: read
+# from the #include lines, since the compiler's -MMD list exists only after a first build.
+SKEL_INCLUDES := $(shell awk -F'"' '/^\#include "[a-z_]+\.skel\.h"/ { print FILENAME ":" $$2 }' \
+	$(wildcard user/*/*.c tools/*.c tools/*/*.c tests/*.c tests/*/*.c))
+$(foreach i,$(SKEL_INCLUDES),$(eval $(call obj,$(firstword $(subst :, ,$(i)))): $(B)/$(lastword $(subst :, ,$(i)))))
 
 $(LIB_RUNTIME): $(call obj,$(RUNTIME_SRC))
 $(LIB_RECORD): $(call obj,$(RECORD_SRC))
@@ -83,12 +89,7 @@ $(LIB_TOOLS): $(call obj,$(TOOLS_SRC))
 $(LIBS):
 	@mkdir -p $(dir $@)
 	@rm -f $@
-	ar rcs $@ $^ $(if $^,,$(B)/empty.o)
-
-$(B)/empty.o:
-	@mkdir -p $(dir $@)
-	echo 'typedef int taskhop_empty;' | $(CC) -x c -c - -o $@
-$(LIBS): | $(B)/empty.o
+	ar rcs $@ $^
 
 $(B)/taskhop: $(call obj,$(TOOLS_MAIN)) $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $< -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS)
