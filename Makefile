@@ -98,6 +98,37 @@ $(B)/tests/%: $(B)/obj/tests/%.c.o $(call obj,$(TEST_LIB_SRC)) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(call obj,$(TEST_LIB_SRC)) -Wl,--start-group $(LIBS) -Wl,--end-group -lcmocka $(LDLIBS)
 
+# ---- public headers, laid out as `make install` lays them: include/taskhop/NAME.h ----
+# Examples and plugins compile against $(B)/include alone, as code outside the tree does.
+PUBLIC_H := taskhop.h=user/runtime/taskhop.h policy.h=user/runtime/taskhop_policy.h \
+	    record.h=user/record/record.h taskhop_abi.h=bpf/taskhop_abi.h dist.h=user/dist/dist.h
+public_h_name = $(word 1,$(subst =, ,$(1)))
+public_h_src = $(word 2,$(subst =, ,$(1)))
+PUBLIC_H_STAGED := $(foreach h,$(PUBLIC_H),$(B)/include/taskhop/$(call public_h_name,$(h)))
+define public_h_rule
+$(B)/include/taskhop/$(call public_h_name,$(1)): $(call public_h_src,$(1))
+	@mkdir -p $$(dir $$@)
+	cp $$< $$@
+endef
+$(foreach h,$(PUBLIC_H),$(eval $(call public_h_rule,$(h))))
+all: $(PUBLIC_H_STAGED)
+
+# A policy plugin (taskhop_policy.h): one source compiled as outside code is, and
+# linked as a shared object. $(call plugin_rule,SOURCE,PLUGIN.so)
+define plugin_rule
+$(call obj,$(1)): CPPFLAGS := -I$(B)/include
+$(call obj,$(1)): CFLAGS += -fPIC
+$(call obj,$(1)): $(PUBLIC_H_STAGED)
+$(2): $(call obj,$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -shared -o $$@ $$<
+all: $(2)
+endef
+
+# Programs that link libtaskhop.a export its API (all that -fvisibility leaves visible)
+# to the policy plugins they dlopen.
+LDFLAGS += -rdynamic
+
 # ---- BPF: vmlinux.h from the running kernel, objects, skeletons ------------
 $(B)/vmlinux.h:
 	@mkdir -p $(dir $@)

@@ -53,6 +53,9 @@ int th_nworkers(void);         /* workers of the running runtime */
 const char *th_policy_name(void);
 const char *const *th_policy_names(void); /* NULL-terminated list */
 const char *th_policy_description(const char *name); /* NULL if unknown */
+/* cfg.policy may also be a policy plugin's path (taskhop_policy.h): a name with a '/'
+ * or ending in ".so" is one, loaded at th_runtime_start. */
+bool th_policy_is_plugin(const char *name);
 
 /* ---- tasks ------------------------------------------------------------ */
 
