@@ -29,6 +29,9 @@ endif
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer $(SANFLAGS) -MMD -MP \
 	  -DTASKHOP_SAN_$(or $(SAN),none)
+# Every object can go into a shared library. Only what the public headers declare is
+# exported (they say `#pragma GCC visibility push(default)`); the rest stays inside.
+CFLAGS += -fPIC -fno-semantic-interposition -fvisibility=hidden
 CPPFLAGS += -Iuser/runtime -Iuser/record -Iuser/dist -Ibpf -Itools -I$(B)
 LDFLAGS += $(SANFLAGS)
 LDLIBS += -lbpf -lelf -lz -lhwloc -lpthread -lm
@@ -117,7 +120,6 @@ all: $(PUBLIC_H_STAGED)
 # linked as a shared object. $(call plugin_rule,SOURCE,PLUGIN.so)
 define plugin_rule
 $(call obj,$(1)): CPPFLAGS := -I$(B)/include
-$(call obj,$(1)): CFLAGS += -fPIC
 $(call obj,$(1)): $(PUBLIC_H_STAGED)
 $(2): $(call obj,$(1))
 	@mkdir -p $$(dir $$@)
@@ -149,12 +151,36 @@ test:
 	@$(MAKE) --no-print-directory all
 	@TASKHOP_BIN=$(abspath $(TASKHOP)) TASKHOP_BUILD=$(abspath $(B)) bash tests/run.sh $(TESTS)
 
-# ---- install ---------------------------------------------------------------
+# ---- shared libraries, pkg-config, install ---------------------------------
+# libNAME.so.$(SOVERSION) (its soname) is made from libNAME.a's objects; libNAME.so
+# links to it. The CLI's libthtools.a is not installed.
+VERSION := $(shell sed -n 's/^\#define TASKHOP_VERSION "\(.*\)"/\1/p' tools/cli.h)
+SOVERSION := 0
+PUBLIC_LIBS := $(LIB_RUNTIME) $(LIB_RECORD) $(LIB_DIST)
+SHLIBS := $(PUBLIC_LIBS:.a=.so.$(SOVERSION))
+SHLIB_LDLIBS_taskhop := -lhwloc -lpthread -ldl -lm
+SHLIB_LDLIBS_threcord := -L$(B) -ltaskhop -lbpf -lelf -lz
+SHLIB_LDLIBS_thdist := -L$(B) -ltaskhop -ldl
+$(B)/lib%.so.$(SOVERSION): $(B)/lib%.a
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(notdir $@) -Wl,--no-undefined -o $@ \
+		-Wl,--whole-archive $< -Wl,--no-whole-archive $(SHLIB_LDLIBS_$*)
+$(B)/lib%.so: $(B)/lib%.so.$(SOVERSION)
+	ln -sf $(notdir $<) $@
+$(filter-out $(LIB_RUNTIME:.a=.so.$(SOVERSION)),$(SHLIBS)): $(LIB_RUNTIME:.a=.so)
+all: $(SHLIBS) $(SHLIBS:.so.$(SOVERSION)=.so)
+
+# user/*/NAME.pc.in -> lib/pkgconfig/NAME.pc, with PREFIX and VERSION filled in.
+PC_IN := $(wildcard user/*/*.pc.in)
+LIBDIR := $(PREFIX)/lib
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/taskhop
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/taskhop
 	install -m 755 $(B)/taskhop $(DESTDIR)$(PREFIX)/bin/taskhop
-	install -m 644 $(LIBS) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 user/runtime/taskhop.h bpf/taskhop_abi.h $(wildcard user/record/*.h user/dist/*.h) $(DESTDIR)$(PREFIX)/include/taskhop/
+	install -m 644 $(PUBLIC_LIBS) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHLIBS) $(DESTDIR)$(LIBDIR)/
+	for l in $(notdir $(SHLIBS)); do ln -sf $$l $(DESTDIR)$(LIBDIR)/$${l%.$(SOVERSION)}; done
+	install -m 644 $(PUBLIC_H_STAGED) $(DESTDIR)$(PREFIX)/include/taskhop/
+	for f in $(PC_IN); do sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $$f \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/$$(basename $$f .in); done
 
 clean:
 	rm -rf build build-address build-thread

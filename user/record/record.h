@@ -15,6 +15,9 @@
 extern "C" {
 #endif
 
+/* What this header declares is the library's exported API (built -fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 /*
  * How it works (details in user/record/record.c):
  *  - Kernel side (bpf/taskhop_rec.bpf.c): tp_btf (or raw_tp) programs on sched_switch,
@@ -195,6 +198,8 @@ int th_record_write_json(struct th_record *r, FILE *f);
 
 /* Detaches if needed, kills a held command, frees everything. NULL is fine. */
 void th_record_close(struct th_record *r);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,9 @@
 extern "C" {
 #endif
 
+/* What this header declares is the library's exported API (built -fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 /* ---- runtime ---------------------------------------------------------- */
 
 #define TH_WORKERS_AUTO 0    /* all online CPUs (Julia's -t auto) */
@@ -205,6 +208,8 @@ void th_run_log_clear(void);
  * layout: u64 task_id, u64 seq). NULL turns publishing off. Call while no
  * task runs. */
 void th_publish_slots(void *base, size_t stride);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,9 @@
 extern "C" {
 #endif
 
+/* What this header declares is the library's exported API (built -fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 /*
  * A policy decides where a runnable task waits and which waiting task a worker runs
  * next; the runtime does everything else (stacks, switching, blocking, waking idle
@@ -54,8 +57,10 @@ struct th_policy_ops {
 	th_task *(*yield_pop)(int worker, const th_task *yielder);
 };
 
-/* The one symbol a policy plugin exports:
+/* The one symbol a policy plugin defines and exports (declared here, so that it is
+ * exported even from a plugin built -fvisibility=hidden):
  *     const struct th_policy_ops th_policy_plugin = { TH_POLICY_ABI_VERSION, ... }; */
+extern const struct th_policy_ops th_policy_plugin;
 #define TH_POLICY_PLUGIN_SYMBOL "th_policy_plugin"
 
 /* What a policy may read of a task (th_task_id is in taskhop.h). */
@@ -74,6 +79,8 @@ uint64_t th_policy_rand(int worker);        /* the worker's own xoshiro256++ str
 int th_policy_place(void);                  /* a worker for cfg.placement (random, round-robin) */
 bool th_policy_fair_turn(int worker);       /* true on every 61st pop (Go's fairness tick) */
 void th_policy_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
