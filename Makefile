@@ -1,16 +1,19 @@
 # Makefile — taskhop: the runtime (libtaskhop), the BPF recorder, worker
 # processes, the `taskhop` command and the cmocka tests. `make help` lists targets.
 #
-# Each part may add rules in a fragment next to its code (bpf/bpf.mk,
-# user/dist/dist.mk, tools/bench/bench.mk, ...); `bench::` and `demo::` are
-# double-colon so that every fragment can add a step.
+# Each part may add rules in a fragment next to its code (user/dist/dist.mk,
+# tools/bench/bench.mk, ...: every bpf/*.mk user/*/*.mk tools/*.mk tools/*/*.mk
+# tests/*.mk); `bench::` and `demo::` are double-colon so that every fragment can add a step.
 
 SAN ?=
 B ?= build$(if $(SAN),-$(SAN))
 PREFIX ?= /usr/local
 ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
+# gcc unless the command line or the environment names another compiler (make CC=clang).
+ifeq ($(origin CC),default)
 CC := gcc
+endif
 CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 
@@ -26,6 +29,9 @@ endif
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer $(SANFLAGS) -MMD -MP \
 	  -DTASKHOP_SAN_$(or $(SAN),none)
+# Every object can go into a shared library. Only what the public headers declare is
+# exported (they say `#pragma GCC visibility push(default)`); the rest stays inside.
+CFLAGS += -fPIC -fno-semantic-interposition -fvisibility=hidden
 CPPFLAGS += -Iuser/runtime -Iuser/record -Iuser/dist -Ibpf -Itools -I$(B)
 LDFLAGS += $(SANFLAGS)
 LDLIBS += -lbpf -lelf -lz -lhwloc -lpthread -lm
@@ -46,7 +52,7 @@ LIB_RECORD := $(B)/libthrecord.a
 LIB_DIST := $(B)/libthdist.a
 LIB_TOOLS := $(B)/libthtools.a
 LIBS := $(LIB_TOOLS) $(LIB_RECORD) $(LIB_DIST) $(LIB_RUNTIME)
-TASKHOP := $(if $(wildcard $(TOOLS_MAIN)),$(B)/taskhop)
+TASKHOP := $(B)/taskhop
 TESTS := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC))
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(B)/%.skel.h,$(BPF_SRC))
 
@@ -73,8 +79,11 @@ $(B)/obj/%.S.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(SANFLAGS) -c $< -o $@
 
-# Objects outside the runtime may include BPF skeletons.
-$(call obj,$(RECORD_SRC) $(TOOLS_SRC) $(TOOLS_MAIN) $(TEST_SRC) $(TEST_LIB_SRC)): $(BPF_SKELS)
+# An object waits for (and is rebuilt with) the BPF skeletons its source includes: read
+# from the #include lines, since the compiler's -MMD list exists only after a first build.
+SKEL_INCLUDES := $(shell awk -F'"' '/^\#include "[a-z_]+\.skel\.h"/ { print FILENAME ":" $$2 }' \
+	$(wildcard user/*/*.c tools/*.c tools/*/*.c tests/*.c tests/*/*.c))
+$(foreach i,$(SKEL_INCLUDES),$(eval $(call obj,$(firstword $(subst :, ,$(i)))): $(B)/$(lastword $(subst :, ,$(i)))))
 
 $(LIB_RUNTIME): $(call obj,$(RUNTIME_SRC))
 $(LIB_RECORD): $(call obj,$(RECORD_SRC))
@@ -83,12 +92,7 @@ $(LIB_TOOLS): $(call obj,$(TOOLS_SRC))
 $(LIBS):
 	@mkdir -p $(dir $@)
 	@rm -f $@
-	ar rcs $@ $^ $(if $^,,$(B)/empty.o)
-
-$(B)/empty.o:
-	@mkdir -p $(dir $@)
-	echo 'typedef int taskhop_empty;' | $(CC) -x c -c - -o $@
-$(LIBS): | $(B)/empty.o
+	ar rcs $@ $^
 
 $(B)/taskhop: $(call obj,$(TOOLS_MAIN)) $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $< -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS)
@@ -96,6 +100,36 @@ $(B)/taskhop: $(call obj,$(TOOLS_MAIN)) $(LIBS)
 $(B)/tests/%: $(B)/obj/tests/%.c.o $(call obj,$(TEST_LIB_SRC)) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(call obj,$(TEST_LIB_SRC)) -Wl,--start-group $(LIBS) -Wl,--end-group -lcmocka $(LDLIBS)
+
+# ---- public headers, laid out as `make install` lays them: include/taskhop/NAME.h ----
+# Examples and plugins compile against $(B)/include alone, as code outside the tree does.
+PUBLIC_H := taskhop.h=user/runtime/taskhop.h policy.h=user/runtime/taskhop_policy.h \
+	    record.h=user/record/record.h taskhop_abi.h=bpf/taskhop_abi.h dist.h=user/dist/dist.h
+public_h_name = $(word 1,$(subst =, ,$(1)))
+public_h_src = $(word 2,$(subst =, ,$(1)))
+PUBLIC_H_STAGED := $(foreach h,$(PUBLIC_H),$(B)/include/taskhop/$(call public_h_name,$(h)))
+define public_h_rule
+$(B)/include/taskhop/$(call public_h_name,$(1)): $(call public_h_src,$(1))
+	@mkdir -p $$(dir $$@)
+	cp $$< $$@
+endef
+$(foreach h,$(PUBLIC_H),$(eval $(call public_h_rule,$(h))))
+all: $(PUBLIC_H_STAGED)
+
+# A policy plugin (taskhop_policy.h): one source compiled as outside code is, and
+# linked as a shared object. $(call plugin_rule,SOURCE,PLUGIN.so)
+define plugin_rule
+$(call obj,$(1)): CPPFLAGS := -I$(B)/include
+$(call obj,$(1)): $(PUBLIC_H_STAGED)
+$(2): $(call obj,$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -shared -o $$@ $$<
+all: $(2)
+endef
+
+# Programs that link libtaskhop.a export its API (all that -fvisibility leaves visible)
+# to the policy plugins they dlopen.
+LDFLAGS += -rdynamic
 
 # ---- BPF: vmlinux.h from the running kernel, objects, skeletons ------------
 $(B)/vmlinux.h:
@@ -117,12 +151,36 @@ test:
 	@$(MAKE) --no-print-directory all
 	@TASKHOP_BIN=$(abspath $(TASKHOP)) TASKHOP_BUILD=$(abspath $(B)) bash tests/run.sh $(TESTS)
 
-# ---- install ---------------------------------------------------------------
+# ---- shared libraries, pkg-config, install ---------------------------------
+# libNAME.so.$(SOVERSION) (its soname) is made from libNAME.a's objects; libNAME.so
+# links to it. The CLI's libthtools.a is not installed.
+VERSION := $(shell sed -n 's/^\#define TASKHOP_VERSION "\(.*\)"/\1/p' tools/cli.h)
+SOVERSION := 0
+PUBLIC_LIBS := $(LIB_RUNTIME) $(LIB_RECORD) $(LIB_DIST)
+SHLIBS := $(PUBLIC_LIBS:.a=.so.$(SOVERSION))
+SHLIB_LDLIBS_taskhop := -lhwloc -lpthread -ldl -lm
+SHLIB_LDLIBS_threcord := -L$(B) -ltaskhop -lbpf -lelf -lz
+SHLIB_LDLIBS_thdist := -L$(B) -ltaskhop -ldl
+$(B)/lib%.so.$(SOVERSION): $(B)/lib%.a
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(notdir $@) -Wl,--no-undefined -o $@ \
+		-Wl,--whole-archive $< -Wl,--no-whole-archive $(SHLIB_LDLIBS_$*)
+$(B)/lib%.so: $(B)/lib%.so.$(SOVERSION)
+	ln -sf $(notdir $<) $@
+$(filter-out $(LIB_RUNTIME:.a=.so.$(SOVERSION)),$(SHLIBS)): $(LIB_RUNTIME:.a=.so)
+all: $(SHLIBS) $(SHLIBS:.so.$(SOVERSION)=.so)
+
+# user/*/NAME.pc.in -> lib/pkgconfig/NAME.pc, with PREFIX and VERSION filled in.
+PC_IN := $(wildcard user/*/*.pc.in)
+LIBDIR := $(PREFIX)/lib
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/taskhop
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/taskhop
 	install -m 755 $(B)/taskhop $(DESTDIR)$(PREFIX)/bin/taskhop
-	install -m 644 $(LIBS) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 user/runtime/taskhop.h bpf/taskhop_abi.h $(wildcard user/record/*.h user/dist/*.h) $(DESTDIR)$(PREFIX)/include/taskhop/
+	install -m 644 $(PUBLIC_LIBS) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHLIBS) $(DESTDIR)$(LIBDIR)/
+	for l in $(notdir $(SHLIBS)); do ln -sf $$l $(DESTDIR)$(LIBDIR)/$${l%.$(SOVERSION)}; done
+	install -m 644 $(PUBLIC_H_STAGED) $(DESTDIR)$(PREFIX)/include/taskhop/
+	for f in $(PC_IN); do sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $$f \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/$$(basename $$f .in); done
 
 clean:
 	rm -rf build build-address build-thread

@@ -27,7 +27,8 @@ struct th_slot_line {
 	__u64 pad[(TH_SLOT_STRIDE - sizeof(struct th_slot)) / 8];
 };
 
-/* Processes one recording follows (const volatile filter, set before load). */
+/* Processes one recording follows (const volatile filter, set before load); the
+ * recorder's public TH_REC_MAX_TARGETS is this number. */
 #define TH_MAX_TARGETS 8
 
 /* Records of the BPF ring buffer. All ids are as the recorder's PID namespace sees
@@ -38,12 +39,45 @@ enum th_ev_kind {
 	TH_EV_USDT = 3,    /* a taskhop USDT probe fired on `cpu` at ts: probe, a, b, c */
 };
 
-/* enum th_ev_kind TH_EV_USDT: which probe (arguments in a, b, c as in probes.h) */
+/*
+ * The runtime's USDT probes (provider "taskhop"), one row each: X(ENUM, name, arguments).
+ * Everything else about them is made from this table: enum th_usdt_probe (the `probe`
+ * of a TH_EV_USDT record, whose a, b, c are the arguments in this order), the
+ * recorder's probe names and BPF handlers (u_NAME), and TH_PROBE_NARGS_name, against
+ * which user/runtime/probes.h checks every probe site. At most 3 arguments.
+ *   worker  the worker it happens on; -1 = none (a plain thread spawned or woke the task,
+ *           or a kthread-policy task ended on its own thread)
+ *   home    task_spawn: the worker it was placed on, -1 = any
+ *   prev    task_run: the worker it ran on before, -1 = first run
+ *   tid     worker_start: the worker's kernel thread id
+ */
+#define TH_USDT_PROBES(X)                                   \
+	X(TASK_SPAWN, task_spawn, id, worker, home)         \
+	X(TASK_RUN, task_run, id, worker, prev)             \
+	X(TASK_YIELD, task_yield, id, worker)               \
+	X(TASK_BLOCK, task_block, id, worker)               \
+	X(TASK_WAKE, task_wake, id, worker)                 \
+	X(TASK_DONE, task_done, id, worker)                 \
+	X(TASK_STEAL, task_steal, id, thief, victim)        \
+	X(WORKER_START, worker_start, worker, tid)          \
+	X(WORKER_PARK, worker_park, worker)                 \
+	X(WORKER_UNPARK, worker_unpark, worker)
+
+#define TH_P_ENUMERATOR(E, name, ...) TH_P_##E,
 enum th_usdt_probe {
-	TH_P_TASK_SPAWN = 1, TH_P_TASK_RUN, TH_P_TASK_YIELD, TH_P_TASK_BLOCK, TH_P_TASK_WAKE,
-	TH_P_TASK_DONE, TH_P_TASK_STEAL, TH_P_WORKER_START, TH_P_WORKER_PARK, TH_P_WORKER_UNPARK,
+	TH_P_NONE = 0,
+	TH_USDT_PROBES(TH_P_ENUMERATOR)
 	TH_P_COUNT
 };
+#undef TH_P_ENUMERATOR
+
+/* TH_ARG_COUNT(a, b, c) = 3, for 1 to 3 arguments */
+#define TH_ARG_COUNT_(_1, _2, _3, n, ...) n
+#define TH_ARG_COUNT(...) TH_ARG_COUNT_(__VA_ARGS__, 3, 2, 1, 0)
+
+#define TH_P_NARGS_ENUMERATOR(E, name, ...) TH_PROBE_NARGS_##name = TH_ARG_COUNT(__VA_ARGS__),
+enum th_usdt_probe_nargs { TH_USDT_PROBES(TH_P_NARGS_ENUMERATOR) };
+#undef TH_P_NARGS_ENUMERATOR
 
 #define TH_EVF_PREEMPTED 1u     /* ONCPU: left the CPU still runnable (involuntary) */
 #define TH_EVF_START_UNKNOWN 2u /* ONCPU: was already on the CPU when recording began */

@@ -359,62 +359,22 @@ static __always_inline int usdt_event(__u32 probe, long a, long b, long c)
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(u_task_spawn, long id, long w, long home)
-{
-	return usdt_event(TH_P_TASK_SPAWN, id, w, home);
-}
+/* One handler per row of TH_USDT_PROBES: u_NAME(arguments) records them as a, b, c
+ * (missing ones 0). BPF_USDT reads only as many arguments as the row names. */
+#define TH_USDT_ARGS_LONG(...) TH_ARGS_LONG_(TH_ARG_COUNT(__VA_ARGS__), __VA_ARGS__)
+#define TH_ARGS_LONG_(n, ...) TH_ARGS_LONG__(n, __VA_ARGS__)
+#define TH_ARGS_LONG__(n, ...) TH_ARGS_LONG_##n(__VA_ARGS__)
+#define TH_ARGS_LONG_1(a) long a
+#define TH_ARGS_LONG_2(a, b) long a, long b
+#define TH_ARGS_LONG_3(a, b, c) long a, long b, long c
+#define TH_ARGS_ABC(...) TH_ARGS_ABC_(__VA_ARGS__, 0, 0)
+#define TH_ARGS_ABC_(a, b, c, ...) a, b, c
+#define TH_BPF_USDT(...) BPF_USDT(__VA_ARGS__)
 
-SEC("usdt")
-int BPF_USDT(u_task_run, long id, long w, long prev)
-{
-	return usdt_event(TH_P_TASK_RUN, id, w, prev);
-}
-
-SEC("usdt")
-int BPF_USDT(u_task_yield, long id, long w)
-{
-	return usdt_event(TH_P_TASK_YIELD, id, w, 0);
-}
-
-SEC("usdt")
-int BPF_USDT(u_task_block, long id, long w)
-{
-	return usdt_event(TH_P_TASK_BLOCK, id, w, 0);
-}
-
-SEC("usdt")
-int BPF_USDT(u_task_wake, long id, long w)
-{
-	return usdt_event(TH_P_TASK_WAKE, id, w, 0);
-}
-
-SEC("usdt")
-int BPF_USDT(u_task_done, long id, long w)
-{
-	return usdt_event(TH_P_TASK_DONE, id, w, 0);
-}
-
-SEC("usdt")
-int BPF_USDT(u_task_steal, long id, long thief, long victim)
-{
-	return usdt_event(TH_P_TASK_STEAL, id, thief, victim);
-}
-
-SEC("usdt")
-int BPF_USDT(u_worker_start, long w, long tid)
-{
-	return usdt_event(TH_P_WORKER_START, w, tid, 0);
-}
-
-SEC("usdt")
-int BPF_USDT(u_worker_park, long w)
-{
-	return usdt_event(TH_P_WORKER_PARK, w, 0, 0);
-}
-
-SEC("usdt")
-int BPF_USDT(u_worker_unpark, long w)
-{
-	return usdt_event(TH_P_WORKER_UNPARK, w, 0, 0);
-}
+#define TH_USDT_HANDLER(E, name, ...)                                                  \
+	SEC("usdt")                                                                    \
+	int TH_BPF_USDT(u_##name, TH_USDT_ARGS_LONG(__VA_ARGS__))                      \
+	{                                                                              \
+		return usdt_event(TH_P_##E, TH_ARGS_ABC(__VA_ARGS__));                 \
+	}
+TH_USDT_PROBES(TH_USDT_HANDLER)

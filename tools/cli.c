@@ -44,6 +44,8 @@ const char *cli_policy_list(char *buf, size_t len)
 
 bool cli_policy_known(const char *name)
 {
+	if (th_policy_is_plugin(name))
+		return true; /* loaded, and any error told, by th_runtime_start */
 	const char *const *names = th_policy_names();
 	for (int i = 0; names[i]; i++)
 		if (strcmp(names[i], name) == 0)

@@ -18,9 +18,7 @@ static const struct subcommand subcommands[] = {
 	{ "run", cmd_run, "one run of a workload: per-task table, summary, optional JSON" },
 	{ "compare", cmd_compare, "every policy N times, interleaved: report.json/md/html, figures, trace" },
 	{ "report", cmd_report, "re-render a report directory or JSON file (text, Markdown, figures)" },
-#ifdef TASKHOP_HAVE_CMD_RECORD
 	{ "record", cmd_record, "record a command or a running process with the BPF recorder" },
-#endif
 };
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
 

@@ -14,10 +14,6 @@ $(B)/wl_registry.h: FORCE_WL_REGISTRY
 FORCE_WL_REGISTRY:
 $(B)/obj/tools/workload.c.o: $(B)/wl_registry.h
 
-# taskhop.c dispatches `taskhop record` only when the recorder's subcommand exists.
-$(B)/obj/tools/taskhop.c.o: CPPFLAGS += $(if $(wildcard tools/cmd_record.c),-DTASKHOP_HAVE_CMD_RECORD)
-$(B)/obj/tools/taskhop.c.o: $(wildcard tools/cmd_record.c)
-
 # BPF needs root; anyone else gets the same report with the kernel-only fields null.
 TASKHOP_NOBPF := $(if $(filter 0,$(shell id -u)),,--no-bpf)
 

@@ -12,6 +12,9 @@
 extern "C" {
 #endif
 
+/* What this header declares is the library's exported API (built -fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 /* ---- the registry (@everywhere) ----------------------------------------
  * C cannot ship closures to another process, so every process of the pool
  * runs the same binary and finds functions by name. Register before
@@ -156,6 +159,8 @@ long th_dist_self_maxrss_kb(void); /* this process's peak RSS (VmHWM) */
 /* Resets this process's VmHWM to its current RSS (/proc/self/clear_refs),
  * so the next phase of a run can be measured alone. 0 or -1. */
 int th_dist_reset_peak_rss(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -351,28 +351,19 @@ static int add_link(struct th_record *r, struct bpf_link *l)
 	return 0;
 }
 
-static const char *usdt_names[TH_P_COUNT] = {
-	[TH_P_TASK_SPAWN] = "task_spawn", [TH_P_TASK_RUN] = "task_run",
-	[TH_P_TASK_YIELD] = "task_yield", [TH_P_TASK_BLOCK] = "task_block",
-	[TH_P_TASK_WAKE] = "task_wake", [TH_P_TASK_DONE] = "task_done",
-	[TH_P_TASK_STEAL] = "task_steal", [TH_P_WORKER_START] = "worker_start",
-	[TH_P_WORKER_PARK] = "worker_park", [TH_P_WORKER_UNPARK] = "worker_unpark",
-};
+/* Probe names and handlers, from the table in taskhop_abi.h. */
+#define USDT_NAME(E, name, ...) [TH_P_##E] = #name,
+static const char *usdt_names[TH_P_COUNT] = { TH_USDT_PROBES(USDT_NAME) };
+#undef USDT_NAME
 
 static struct bpf_program *usdt_prog(struct taskhop_rec_bpf *s, int p)
 {
+#define USDT_PROG(E, name, ...) case TH_P_##E: return s->progs.u_##name;
 	switch (p) {
-	case TH_P_TASK_SPAWN: return s->progs.u_task_spawn;
-	case TH_P_TASK_RUN: return s->progs.u_task_run;
-	case TH_P_TASK_YIELD: return s->progs.u_task_yield;
-	case TH_P_TASK_BLOCK: return s->progs.u_task_block;
-	case TH_P_TASK_WAKE: return s->progs.u_task_wake;
-	case TH_P_TASK_DONE: return s->progs.u_task_done;
-	case TH_P_TASK_STEAL: return s->progs.u_task_steal;
-	case TH_P_WORKER_START: return s->progs.u_worker_start;
-	case TH_P_WORKER_PARK: return s->progs.u_worker_park;
-	default: return s->progs.u_worker_unpark;
+	TH_USDT_PROBES(USDT_PROG)
+	default: return NULL;
 	}
+#undef USDT_PROG
 }
 
 static int attach_usdt(struct th_record *r, struct rec_target *t)

@@ -9,9 +9,14 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "taskhop_abi.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* What this header declares is the library's exported API (built -fvisibility=hidden). */
+#pragma GCC visibility push(default)
 
 /*
  * How it works (details in user/record/record.c):
@@ -44,7 +49,7 @@ extern "C" {
  * that names the fix.
  */
 
-#define TH_REC_MAX_TARGETS 8     /* processes one recording can follow */
+#define TH_REC_MAX_TARGETS TH_MAX_TARGETS /* processes one recording can follow */
 #define TH_REC_MAX_CPUS 1024
 #define TH_REC_CPU_WORDS (TH_REC_MAX_CPUS / 64)
 
@@ -193,6 +198,8 @@ int th_record_write_json(struct th_record *r, FILE *f);
 
 /* Detaches if needed, kills a held command, frees everything. NULL is fine. */
 void th_record_close(struct th_record *r);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

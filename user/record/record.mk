@@ -4,8 +4,6 @@ REC_BENCH_SRC := $(wildcard tools/bench/rec_*.c)
 REC_BENCH := $(patsubst tools/bench/%.c,$(B)/rec-bench/%,$(REC_BENCH_SRC))
 REC_DARTS_OBJ := $(B)/obj/tests/lib/rec_darts.c.o
 
-$(call obj,$(REC_BENCH_SRC)): $(BPF_SKELS)
-
 $(B)/rec-bench/%: $(B)/obj/tools/bench/%.c.o $(REC_DARTS_OBJ) $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(REC_DARTS_OBJ) -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS)

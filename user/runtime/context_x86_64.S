@@ -3,6 +3,7 @@
  * MXCSR control bits and the x87 control word; rsp goes into *from. */
 	.text
 	.globl th_ctx_switch
+	.hidden th_ctx_switch
 	.type th_ctx_switch, @function
 /* void th_ctx_switch(struct th_ctx *from (rdi), const struct th_ctx *to (rsi)) */
 th_ctx_switch:
@@ -34,6 +35,7 @@ th_ctx_switch:
 /* First code a new task runs: th_ctx_make left entry in r12, arg in r13.
  * The stack is 16-byte aligned here, as a call expects. */
 	.globl th_ctx_trampoline
+	.hidden th_ctx_trampoline
 	.type th_ctx_trampoline, @function
 th_ctx_trampoline:
 	.cfi_startproc

@@ -1,5 +1,5 @@
 /* policy.c — the registry of migration policies: add one line per policy file.
- * th_runtime_start looks the configured name up here. */
+ * th_runtime_start looks the configured name up here, or loads a plugin (policy_plugin.c). */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +41,7 @@ const char *th_policy_description(const char *name)
 }
 
 /* "a, b, c" for error messages; caller frees. */
-char *th__policy_list_text(void)
+static char *policy_list_text(void)
 {
 	size_t len = 1;
 	for (size_t i = 0; i < NPOLICIES; i++)
@@ -56,4 +56,21 @@ char *th__policy_list_text(void)
 		strcat(s, policies[i]->name);
 	}
 	return s;
+}
+
+const struct th_policy *th__policy_load(const char *path); /* policy_plugin.c */
+
+/* The policy cfg.policy names: built in, or a plugin's path. NULL with th__set_error. */
+const struct th_policy *th__policy_resolve(const char *name)
+{
+	if (th_policy_is_plugin(name))
+		return th__policy_load(name);
+	const struct th_policy *p = th__policy_find(name);
+	if (!p) {
+		char *known = policy_list_text();
+		th__set_error("unknown policy '%s' (known: %s, or a plugin's path: ./NAME.so)", name,
+			      known ? known : "?");
+		free(known);
+	}
+	return p;
 }

@@ -5,6 +5,8 @@
 
 #include <sys/sdt.h>
 
+#include "taskhop_abi.h"
+
 /* A 5-byte nop at each probe site instead of sdt.h's 1-byte one: the kernel
  * can turn an attached uprobe on a nop5 into a call instead of a trap,
  * ~1.4 us instead of ~4.9 us per hit here (tools/bench/rec_probe_cost.c).
@@ -15,26 +17,28 @@
 #define _SDT_NOP .byte 0x0f; .byte 0x1f; .byte 0x44; .byte 0x00; .byte 0x00
 #endif
 
-/* name                  arguments */
-/* task_spawn            task id, spawning worker (-1: plain thread), home worker (-1: any) */
-#define TH_PROBE_TASK_SPAWN(id, w, home) DTRACE_PROBE3(taskhop, task_spawn, id, w, home)
-/* task_run              task id, worker, previous worker (-1: first run) */
-#define TH_PROBE_TASK_RUN(id, w, prev) DTRACE_PROBE3(taskhop, task_run, id, w, prev)
-/* task_yield            task id, worker */
-#define TH_PROBE_TASK_YIELD(id, w) DTRACE_PROBE2(taskhop, task_yield, id, w)
-/* task_block            task id, worker */
-#define TH_PROBE_TASK_BLOCK(id, w) DTRACE_PROBE2(taskhop, task_block, id, w)
-/* task_wake             task id, waking worker (-1: plain thread) */
-#define TH_PROBE_TASK_WAKE(id, w) DTRACE_PROBE2(taskhop, task_wake, id, w)
-/* task_done             task id, worker */
-#define TH_PROBE_TASK_DONE(id, w) DTRACE_PROBE2(taskhop, task_done, id, w)
-/* task_steal            task id, thief worker, victim worker */
-#define TH_PROBE_TASK_STEAL(id, thief, victim) DTRACE_PROBE3(taskhop, task_steal, id, thief, victim)
-/* worker_start          worker, kernel tid */
-#define TH_PROBE_WORKER_START(w, tid) DTRACE_PROBE2(taskhop, worker_start, w, tid)
-/* worker_park           worker */
-#define TH_PROBE_WORKER_PARK(w) DTRACE_PROBE1(taskhop, worker_park, w)
-/* worker_unpark         worker */
-#define TH_PROBE_WORKER_UNPARK(w) DTRACE_PROBE1(taskhop, worker_unpark, w)
+/* TH_PROBE(name, args...) fires USDT probe taskhop:name. It compiles only for a row of
+ * TH_USDT_PROBES in bpf/taskhop_abi.h (which says what the arguments mean), called with
+ * that row's number of arguments. */
+#define TH_PROBE(name, ...)                                                              \
+	do {                                                                             \
+		_Static_assert(TH_PROBE_NARGS_##name == TH_ARG_COUNT(__VA_ARGS__),      \
+			       "probe taskhop:" #name ": arguments differ from taskhop_abi.h"); \
+		TH_PROBE_SDT(TH_ARG_COUNT(__VA_ARGS__), name, __VA_ARGS__);               \
+	} while (0)
+#define TH_PROBE_SDT(n, name, ...) TH_PROBE_SDT_(n, name, __VA_ARGS__)
+#define TH_PROBE_SDT_(n, name, ...) DTRACE_PROBE##n(taskhop, name, __VA_ARGS__)
+
+/* The runtime's spelling of each probe site. */
+#define TH_PROBE_TASK_SPAWN(id, w, home) TH_PROBE(task_spawn, id, w, home)
+#define TH_PROBE_TASK_RUN(id, w, prev) TH_PROBE(task_run, id, w, prev)
+#define TH_PROBE_TASK_YIELD(id, w) TH_PROBE(task_yield, id, w)
+#define TH_PROBE_TASK_BLOCK(id, w) TH_PROBE(task_block, id, w)
+#define TH_PROBE_TASK_WAKE(id, w) TH_PROBE(task_wake, id, w)
+#define TH_PROBE_TASK_DONE(id, w) TH_PROBE(task_done, id, w)
+#define TH_PROBE_TASK_STEAL(id, thief, victim) TH_PROBE(task_steal, id, thief, victim)
+#define TH_PROBE_WORKER_START(w, tid) TH_PROBE(worker_start, w, tid)
+#define TH_PROBE_WORKER_PARK(w) TH_PROBE(worker_park, w)
+#define TH_PROBE_WORKER_UNPARK(w) TH_PROBE(worker_unpark, w)
 
 #endif

@@ -155,8 +155,7 @@ static void free_workers(struct th_runtime *rt)
 void *th__worker_main(void *arg);          /* worker.c */
 void th__wake_all_workers(struct th_runtime *rt);
 void th__guard_install_process(void);     /* guard.c */
-const struct th_policy *th__policy_find(const char *name); /* policy.c */
-char *th__policy_list_text(void);
+const struct th_policy *th__policy_resolve(const char *name); /* policy.c */
 
 static int start_threads(struct th_runtime *rt)
 {
@@ -204,13 +203,9 @@ int th_runtime_start(const struct th_config *cfg_in)
 		cfg.policy = "shared";
 	if (!cfg.stack_size)
 		cfg.stack_size = DEFAULT_STACK;
-	const struct th_policy *pol = th__policy_find(cfg.policy);
-	if (!pol) {
-		char *known = th__policy_list_text();
-		th__set_error("unknown policy '%s' (known: %s)", cfg.policy, known ? known : "?");
-		free(known);
+	const struct th_policy *pol = th__policy_resolve(cfg.policy);
+	if (!pol)
 		return -1;
-	}
 	int n = resolve_workers(cfg.workers);
 	if (n < 1) {
 		th__set_error("bad worker count %d: give 1..%d, 'auto' or 'cores'", cfg.workers, TH_MAX_WORKERS);

@@ -11,6 +11,9 @@
 extern "C" {
 #endif
 
+/* What this header declares is the library's exported API (built -fvisibility=hidden). */
+#pragma GCC visibility push(default)
+
 /* ---- runtime ---------------------------------------------------------- */
 
 #define TH_WORKERS_AUTO 0    /* all online CPUs (Julia's -t auto) */
@@ -53,6 +56,9 @@ int th_nworkers(void);         /* workers of the running runtime */
 const char *th_policy_name(void);
 const char *const *th_policy_names(void); /* NULL-terminated list */
 const char *th_policy_description(const char *name); /* NULL if unknown */
+/* cfg.policy may also be a policy plugin's path (taskhop_policy.h): a name with a '/'
+ * or ending in ".so" is one, loaded at th_runtime_start. */
+bool th_policy_is_plugin(const char *name);
 
 /* ---- tasks ------------------------------------------------------------ */
 
@@ -221,6 +227,8 @@ void th_run_log_clear(void);
  * layout: u64 task_id, u64 seq). NULL turns publishing off. Call while no
  * task runs. */
 void th_publish_slots(void *base, size_t stride);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,3 @@
+# plugins.mk — policy plugins that tests/test_policy_plugin.c must refuse to load
+# (tests/plugins/NAME.c -> $(B)/tests/plugins/NAME.so).
+$(foreach s,$(wildcard tests/plugins/*.c),$(eval $(call plugin_rule,$(s),$(B)/tests/plugins/$(basename $(notdir $(s))).so)))
