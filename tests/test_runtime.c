@@ -2,6 +2,7 @@
  * the sticky and shared policies, static and dynamic splits, RNG, stack overflow. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -815,33 +816,54 @@ static void *overflow(void *arg)
 	return (void *)(intptr_t)recurse(0);
 }
 
-static void stack_overflow_is_reported_with_task_id(void **state)
+/* Runs body(arg) in a forked child with stderr captured into buf; returns
+ * the child's wait status. For the runtime's fatal reports (overflow,
+ * misuse aborts), which end the process. */
+static int run_in_child(void (*body)(const void *), const void *arg, char *buf, size_t len)
 {
-	(void)state;
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
+	fflush(NULL);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		dup2(fds[1], 2);
 		close(fds[0]);
-		start("shared", 1);
-		th_task *t = th_spawn(overflow, NULL);
-		th_fetch(t);
+		body(arg);
 		_exit(0);
 	}
 	close(fds[1]);
-	char buf[4096] = { 0 };
 	size_t got = 0;
 	ssize_t n;
-	while (got < sizeof(buf) - 1 && (n = read(fds[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+	while (got < len - 1 && (n = read(fds[0], buf + got, len - 1 - got)) > 0)
 		got += (size_t)n;
+	buf[got] = 0;
 	close(fds[0]);
 	int status;
 	waitpid(pid, &status, 0);
-	assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	if (!strstr(buf, "taskhop: task 1 overflowed its stack"))
-		fail_msg("child stderr was: %s", buf);
+	return status;
+}
+
+static void overflow_under(const void *policy)
+{
+	start(policy, 1);
+	th_task *t = th_spawn(overflow, NULL);
+	th_fetch(t);
+}
+
+/* Every policy, kthread's own threads included, names the task, its stack
+ * size and its worker, and the process still dies of the SIGSEGV. */
+static void stack_overflow_is_reported_with_task_id_under_every_policy(void **state)
+{
+	(void)state;
+	for (const char *const *p = th_policy_names(); *p; p++) {
+		char buf[4096];
+		int status = run_in_child(overflow_under, *p, buf, sizeof(buf));
+		if (!strstr(buf, "taskhop: task 1 overflowed its stack (256 KiB) on worker "))
+			fail_msg("policy %s: child stderr was: %s", *p, buf);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV)
+			fail_msg("policy %s: child status %#x, not killed by SIGSEGV", *p, status);
+	}
 }
 
 int main(void)
@@ -866,7 +888,7 @@ int main(void)
 		cmocka_unit_test(a_blocked_task_costs_one_mapping),
 		cmocka_unit_test(workers_publish_the_running_task_in_their_slot),
 		cmocka_unit_test(task_timestamps_are_monotonic_clock_times),
-		cmocka_unit_test(stack_overflow_is_reported_with_task_id),
+		cmocka_unit_test(stack_overflow_is_reported_with_task_id_under_every_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
