@@ -866,6 +866,140 @@ static void stack_overflow_is_reported_with_task_id_under_every_policy(void **st
 	}
 }
 
+/* ---- misuse the runtime refuses ------------------------------------------- */
+
+/* A child that would hang (the deadlocks these tests pin down) dies here. */
+static void misuse_expect_abort(void (*body)(const void *), const void *arg, const char *message)
+{
+	char buf[4096];
+	int status = run_in_child(body, arg, buf, sizeof(buf));
+	if (!strstr(buf, message))
+		fail_msg("expected \"%s\" on stderr, child stderr was: %s (status %#x)", message, buf, status);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+		fail_msg("child status %#x, not killed by SIGABRT; stderr: %s", status, buf);
+}
+
+static void *stop_the_runtime(void *arg)
+{
+	(void)arg;
+	th_runtime_stop();
+	return NULL;
+}
+
+static void stop_from_task_under(const void *policy)
+{
+	alarm(10); /* the old behaviour: a deadlock */
+	start(policy, 1);
+	th_fetch(th_spawn(stop_the_runtime, NULL));
+}
+
+static void runtime_stop_inside_a_task_aborts_with_a_message(void **state)
+{
+	(void)state;
+	for (const char *const *p = th_policy_names(); *p; p++)
+		misuse_expect_abort(stop_from_task_under, *p,
+				    "taskhop: th_runtime_stop called from inside task 1");
+}
+
+static void fetch_null(const void *arg)
+{
+	(void)arg;
+	alarm(10);
+	start("shared", 1);
+	th_fetch(NULL);
+}
+
+static void free_twice(const void *policy)
+{
+	alarm(10);
+	start(policy, 1);
+	th_task *t = th_spawn(square, (void *)3);
+	th_fetch(t);
+	th_task_free(t);
+	th_task_free(t);
+}
+
+/* The handle is freed while the task still runs (the runtime holds its
+ * own reference), so the struct is still there to be checked. */
+static void *park_a_while(void *arg)
+{
+	(void)arg;
+	usleep(200 * 1000);
+	return NULL;
+}
+
+static void fetch_after_free(const void *policy)
+{
+	alarm(10);
+	start(policy, 1);
+	th_task *t = th_spawn(park_a_while, NULL);
+	th_task_free(t);
+	th_fetch(t);
+}
+
+/* A struct freed by the worker goes to its cache for reuse: a fetch of the
+ * stale handle must still see a freed task, not a live one. */
+static void *free_then_fetch_in_task(void *arg)
+{
+	(void)arg;
+	th_task *t = th_spawn(square, (void *)3);
+	th_fetch(t);
+	th_task_free(t);
+	th_fetch(t);
+	return NULL;
+}
+
+static void fetch_after_free_in_task(const void *policy)
+{
+	alarm(10);
+	start(policy, 1);
+	th_fetch(th_spawn(free_then_fetch_in_task, NULL));
+}
+
+static void fetch_null_double_free_and_fetch_after_free_abort(void **state)
+{
+	(void)state;
+	misuse_expect_abort(fetch_null, NULL, "taskhop: th_fetch: NULL task handle");
+	for (const char *const *p = th_policy_names(); *p; p++) {
+		misuse_expect_abort(fetch_after_free, *p, "taskhop: th_fetch: task handle");
+#ifndef __SANITIZE_ADDRESS__ /* these read a freed struct: ASan reports them first */
+		misuse_expect_abort(free_twice, *p, "taskhop: th_task_free: task handle");
+		misuse_expect_abort(fetch_after_free_in_task, *p, "taskhop: th_fetch: task handle");
+#endif
+	}
+}
+
+static void stack_size_outside_16k_to_1g_is_refused_at_start(void **state)
+{
+	(void)state;
+	static const size_t bad[] = { 1, 16 * 1024 - 1, ((size_t)1 << 30) + 1, (size_t)1 << 50 };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct th_config cfg;
+		th_config_default(&cfg);
+		cfg.workers = 1;
+		cfg.stack_size = bad[i];
+		if (th_runtime_start(&cfg) == 0) {
+			th_runtime_stop();
+			fail_msg("stack_size %zu was accepted", bad[i]);
+		}
+		assert_non_null(strstr(th_last_error(), "stack_size"));
+		assert_non_null(strstr(th_last_error(), "16 KiB..1 GiB"));
+	}
+	static const size_t good[] = { 16 * 1024, (size_t)1 << 30 };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct th_config cfg;
+		th_config_default(&cfg);
+		cfg.workers = 1;
+		cfg.stack_size = good[i];
+		if (th_runtime_start(&cfg) != 0)
+			fail_msg("stack_size %zu refused: %s", good[i], th_last_error());
+		th_task *t = th_spawn(square, (void *)5);
+		assert_int_equal((intptr_t)th_fetch(t), 25);
+		th_task_free(t);
+		th_runtime_stop();
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -889,6 +1023,9 @@ int main(void)
 		cmocka_unit_test(workers_publish_the_running_task_in_their_slot),
 		cmocka_unit_test(task_timestamps_are_monotonic_clock_times),
 		cmocka_unit_test(stack_overflow_is_reported_with_task_id_under_every_policy),
+		cmocka_unit_test(runtime_stop_inside_a_task_aborts_with_a_message),
+		cmocka_unit_test(fetch_null_double_free_and_fetch_after_free_abort),
+		cmocka_unit_test(stack_size_outside_16k_to_1g_is_refused_at_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
