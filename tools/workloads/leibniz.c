@@ -14,6 +14,7 @@
 #include "dist.h"
 #include "record.h"
 #include "taskhop.h"
+#include "numparse.h"
 #include "workload.h"
 
 /* ---- the function every process knows ------------------------------------------ */
@@ -449,11 +450,10 @@ static int int_value(int argc, char **argv, int *i, double min, double max, doub
 		snprintf(err, errlen, "%s needs a value", opt);
 		return -1;
 	}
-	const char *val = argv[++*i];
-	if (wl_parse_count(val, min, out) || *out > max) {
-		snprintf(err, errlen, "%s must be a whole number in %.0f..%.0f, not '%s'", opt, min, max, val);
+	uint64_t v;
+	if (num_flag_u64(opt, argv[++*i], (uint64_t)min, (uint64_t)max, &v, err, errlen))
 		return -1;
-	}
+	*out = (double)v;
 	return 1;
 }
 
@@ -522,6 +522,22 @@ static int lz_parse(void *p, int argc, char **argv, int *i, char *err, size_t er
 		default: d->c.chunk = (int64_t)v; break;
 		}
 		return 1;
+	}
+	return 0;
+}
+
+static int lz_check(const void *params, char *err, size_t errlen)
+{
+	const struct lz_config *c = &((const struct lz_params *)params)->c;
+	if (c->group > c->terms) {
+		snprintf(err, errlen, "--group (%lld) is above --terms (%lld)", (long long)c->group,
+			 (long long)c->terms);
+		return -1;
+	}
+	if (c->bpf && c->mode != LZ_PMAP) {
+		snprintf(err, errlen, "--bpf is for the pmap modes (--procs N / --mpi); the th_map mode "
+				      "is recorded by taskhop run itself");
+		return -1;
 	}
 	return 0;
 }
@@ -668,11 +684,6 @@ static int lz_run(const void *params, const struct wl_env *env, struct wl_result
 {
 	const struct lz_params *p = params;
 	struct lz_config c = p->c;
-	if (c.bpf && c.mode != LZ_PMAP) {
-		snprintf(err, errlen, "--bpf is for the pmap modes (--procs N / --mpi); the th_map mode "
-				      "is recorded by taskhop run itself");
-		return -1;
-	}
 	if (c.bpf && c.proc_threads == 0)
 		c.proc_threads = 1; /* the recorder follows runtime workers */
 	struct lz_outcome *o = malloc(sizeof *o);
@@ -793,6 +804,7 @@ const struct th_workload th_workload_leibniz = {
 	.params_size = sizeof(struct lz_params),
 	.defaults = lz_defaults,
 	.parse = lz_parse,
+	.check = lz_check,
 	.needs_runtime = lz_needs_runtime,
 	.run = lz_run,
 	.baseline_option = "--serial",
