@@ -584,7 +584,7 @@ static void every_number_flag_refuses_hex_spaces_and_signs(void **state)
 		{ "run", "leibniz", "--terms" },     { "run", "leibniz", "--inputs" },
 		{ "run", "leibniz", "--group" },     { "run", "leibniz", "--procs" },
 		{ "run", "leibniz", "--proc-threads" }, { "run", "leibniz", "--batch" },
-		{ "run", "leibniz", "--chunk" },
+		{ "run", "leibniz", "--chunk" },     { "run", "leibniz", "--call-timeout" },
 		{ "compare", "darts", "--repeat" },  { "compare", "darts", "--seed" },
 		{ "compare", "darts", "--workers" },
 	};

@@ -296,6 +296,7 @@ static int run_pmap(const struct lz_config *c, struct lz_outcome *o, char *err, 
 	pc.procs = c->procs;
 	pc.transport = c->mpi ? TH_TRANSPORT_MPI : TH_TRANSPORT_LOCAL;
 	pc.threads = c->proc_threads;
+	pc.call_timeout_ms = c->call_timeout_s * 1000;
 	uint64_t t0 = th_now_ns();
 	if (th_procs_start_cfg(&pc) != 0) {
 		snprintf(err, errlen, "%s", th_dist_last_error());
@@ -442,6 +443,9 @@ static void lz_defaults(void *p)
 	lz_config_default(&d->c);
 }
 
+/* A day: longer than any input of this workload, and far from overflowing ms in an int. */
+#define MAX_CALL_TIMEOUT_S 86400
+
 static int int_value(int argc, char **argv, int *i, double min, double max, double *out, char *err,
 		     size_t errlen)
 {
@@ -488,6 +492,12 @@ static int lz_parse(void *p, int argc, char **argv, int *i, char *err, size_t er
 			return -1;
 		}
 		snprintf(d->fig, sizeof d->fig, "%s", argv[++*i]);
+		return 1;
+	}
+	if (strcmp(opt, "--call-timeout") == 0) {
+		if ((r = int_value(argc, argv, i, 0, MAX_CALL_TIMEOUT_S, &v, err, errlen)) < 0)
+			return r;
+		d->c.call_timeout_s = (int)v;
 		return 1;
 	}
 	if (strcmp(opt, "--procs") == 0) {
@@ -795,6 +805,8 @@ const struct th_workload th_workload_leibniz = {
 		"  --proc-threads T     pmap: each worker process runs the task runtime with T\n"
 		"                       workers and splits its groups over them (julia -p2 -t2)\n"
 		"  --batch B            pmap: inputs per message (default 1)\n"
+		"  --call-timeout S     pmap: kill a worker that takes over S seconds on one input\n"
+		"                       (stopped or hung) and fail the run naming it (default 0: wait)\n"
 		"  --chunk N            th_map: groups per chunk (default automatic)\n"
 		"  --no-baseline        skip the serial map run for speedup, memory and the check\n"
 		"  --bpf                pmap: follow every worker process with the BPF recorder\n"
