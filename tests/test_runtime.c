@@ -478,6 +478,9 @@ static void unknown_policy_is_a_clear_error(void **state)
 	int w;
 	assert_int_equal(th_parse_workers("0", &w), -1);
 	assert_int_equal(th_parse_workers("x", &w), -1);
+	assert_int_equal(th_parse_workers(" 3", &w), -1);
+	assert_int_equal(th_parse_workers("+3", &w), -1);
+	assert_int_equal(th_parse_workers("3 ", &w), -1);
 	assert_int_equal(th_parse_workers("3", &w), 0);
 	assert_int_equal(w, 3);
 	assert_int_equal(th_parse_workers("auto", &w), 0);

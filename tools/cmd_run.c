@@ -32,6 +32,8 @@ static void run_help(FILE *f)
 		"  --json FILE    also write the run as JSON (atomically)\n"
 		"  --no-bpf       do not record with BPF\n"
 		"  --quiet        no table on stdout\n"
+		"Numbers, here and in workload options: digits or the 1e7 form (2.5e6), whole,\n"
+		"without sign, spaces or hex.\n"
 		"\n"
 		"workloads: %s ('taskhop run WORKLOAD --help' shows its options)\n"
 		"\n"

@@ -67,6 +67,9 @@ int th_parse_workers(const char *text, int *workers)
 		*workers = TH_WORKERS_CORES;
 		return 0;
 	}
+	/* digits only: strtol alone would take " 3", "+3" and "3 " too */
+	if (strspn(text, "0123456789") != strlen(text))
+		return -1;
 	char *end;
 	errno = 0;
 	long n = strtol(text, &end, 10);
