@@ -1,5 +1,6 @@
 /* test_cli.c — the `taskhop` command as a user runs it: bad input gives one line and exit 2,
  * workloads give the article's answers, and `compare` writes a complete, re-renderable report. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -641,17 +642,35 @@ static void json_output_is_checked_before_the_run(void **state)
 				       "/proc/self", NULL), "/proc/self");
 }
 
+/* The parent pid in /proc/PID/stat, 0 if the process is gone. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64];
+	int ppid = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*d (%*[^)]) %*c %d", &ppid) != 1)
+		ppid = 0;
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+/* Waits (up to 30 s) for a child of `parent` to appear and returns it, or 0. */
 static pid_t child_of(pid_t parent)
 {
 	for (int tries = 0; tries < 3000; tries++) {
-		char cmd[128], line[64];
-		snprintf(cmd, sizeof(cmd), "ps -o pid= --ppid %d", (int)parent);
-		FILE *p = popen(cmd, "r");
-		pid_t pid = p && fgets(line, sizeof(line), p) ? (pid_t)atoi(line) : 0;
-		if (p)
-			pclose(p);
-		if (pid > 0)
-			return pid;
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		pid_t found = 0;
+		while (d && !found && (e = readdir(d)))
+			if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && parent_of(atoi(e->d_name)) == parent)
+				found = (pid_t)atoi(e->d_name);
+		if (d)
+			closedir(d);
+		if (found)
+			return found;
 		usleep(10000);
 	}
 	return 0;
