@@ -105,7 +105,6 @@ static struct th_task *task_alloc(struct th_worker *self)
 	return calloc(1, sizeof(struct th_task));
 }
 
-
 static void task_free_struct(struct th_task *t)
 {
 #ifndef __SANITIZE_ADDRESS__
