@@ -1,8 +1,10 @@
 /* test_cli.c — the `taskhop` command as a user runs it: bad input gives one line and exit 2,
  * workloads give the article's answers, and `compare` writes a complete, re-renderable report. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "numparse.h"
 #include "record.h"
 #include "report/fsutil.h"
 #include "report/json.h"
@@ -531,10 +534,201 @@ static void every_help_example_works_as_pasted(void **state)
 	assert_int_equal(system("rm -rf /tmp/darts-report /tmp/r"), 0);
 }
 
+/* ---- numbers, late usage errors, outputs checked up front -------------------------- */
+
+/* The parser itself: digits or the 1e7 form, exact to 2^64-1, nothing else. */
+static void number_parser_takes_digits_and_1e7_form_only(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		uint64_t value;
+	} good[] = { { "0", 0 }, { "20", 20 }, { "007", 7 }, { "1e7", 10000000 }, { "2.5e6", 2500000 },
+		     { "1E3", 1000 }, { "1e+2", 100 }, { "1.50e1", 15 }, { "0e99999", 0 },
+		     { "18446744073709551615", UINT64_MAX }, { "9007199254740993", 9007199254740993ULL } };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		uint64_t v = 12345;
+		if (num_parse_u64(good[i].text, 0, UINT64_MAX, &v) != NUM_OK || v != good[i].value)
+			fail_msg("'%s' gave %llu", good[i].text, (unsigned long long)v);
+	}
+	static const char *const syntax[] = { "", " 100", "100 ", "+5", "-1", "0x14", "014x", "1e", "e7",
+					      "1.5", "1.", ".5e1", "1e-3", "inf", "nan", "1_000", "1,000",
+					      "１", "10\n" };
+	for (size_t i = 0; i < sizeof(syntax) / sizeof(syntax[0]); i++) {
+		uint64_t v = 12345;
+		if (num_parse_u64(syntax[i], 0, UINT64_MAX, &v) != NUM_SYNTAX || v != 12345)
+			fail_msg("'%s' was not refused as bad syntax", syntax[i]);
+	}
+	uint64_t v;
+	assert_int_equal(num_parse_u64(NULL, 0, 10, &v), NUM_SYNTAX);
+	assert_int_equal(num_parse_u64("2.55e1", 0, 100, &v), NUM_FRACTION);
+	assert_int_equal(num_parse_u64("18446744073709551616", 0, UINT64_MAX, &v), NUM_RANGE);
+	assert_int_equal(num_parse_u64("2e19", 0, UINT64_MAX, &v), NUM_RANGE);
+	assert_int_equal(num_parse_u64("1e99999999999", 0, UINT64_MAX, &v), NUM_RANGE);
+	assert_int_equal(num_parse_u64("9", 10, 20, &v), NUM_RANGE);
+	assert_int_equal(num_parse_u64("21", 10, 20, &v), NUM_RANGE);
+	char err[200];
+	assert_int_equal(num_flag_u64("--seed", "0x10", 0, 99, &v, err, sizeof(err)), NUM_SYNTAX);
+	assert_string_equal(err, "--seed must be a whole number in 0..99 (digits or 1e7 form), not '0x10'");
+}
+
+/* Every integer flag of every subcommand goes through the same parser: what one refuses,
+ * all refuse, with one line naming the flag and exit 2. */
+static void every_number_flag_refuses_hex_spaces_and_signs(void **state)
+{
+	(void)state;
+	static const char *const flags[][3] = {
+		{ "run", "darts", "--seed" },        { "run", "darts", "--workers" },
+		{ "run", "darts", "--small" },       { "run", "darts", "--large" },
+		{ "run", "darts", "--count" },       { "run", "isprime", "--lo" },
+		{ "run", "isprime", "--hi" },        { "run", "isprime", "--chunk" },
+		{ "run", "leibniz", "--terms" },     { "run", "leibniz", "--inputs" },
+		{ "run", "leibniz", "--group" },     { "run", "leibniz", "--procs" },
+		{ "run", "leibniz", "--proc-threads" }, { "run", "leibniz", "--batch" },
+		{ "run", "leibniz", "--chunk" },     { "run", "leibniz", "--call-timeout" },
+		{ "compare", "darts", "--repeat" },  { "compare", "darts", "--seed" },
+		{ "compare", "darts", "--workers" },
+	};
+	static const char *const bad[] = { "0x14", " 100", "+5", "1.5", "-1", "1e" };
+	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
+		for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+			struct result *r = run_taskhop(flags[f][0], flags[f][1], flags[f][2], bad[b], "--no-bpf", NULL);
+			char needle[128];
+			snprintf(needle, sizeof(needle), "%s must be", flags[f][2]);
+			if (r->status != 2 || count_lines(r->err) != 1 || !strstr(r->err, needle) ||
+			    !strstr(r->err, bad[b]))
+				fail_msg("%s %s %s '%s': exit %d, stderr: %s", flags[f][0], flags[f][1],
+					 flags[f][2], bad[b], r->status, r->err);
+			free(r);
+		}
+	/* and the 1e7 form works for every one of them, the seed included */
+	struct result *r = run_taskhop("run", "darts", "--no-bpf", "--quiet", "--workers", "1e0", "--seed",
+				       "1e3", "--small", "2e1", "--large", "1e2", "--count", "1e0", NULL);
+	if (r->status != 0)
+		fail_msg("1e form refused: %s", r->err);
+	free(r);
+}
+
+/* Options that are each fine but wrong together are bad usage too (exit 2), found
+ * before anything runs, in run and in compare. */
+static void conflicting_options_exit_2_before_running(void **state)
+{
+	(void)state;
+	expect_usage_error(run_taskhop("run", "isprime", "--no-bpf", "--lo", "10", "--hi", "5", NULL),
+			   "--hi (5) is below --lo (10)");
+	expect_usage_error(run_taskhop("compare", "isprime", "--no-bpf", "--lo", "10", "--hi", "5",
+				       "--out", "/tmp/th_cli_never", NULL), "--hi (5) is below --lo (10)");
+	assert_int_equal(access("/tmp/th_cli_never", F_OK), -1);
+	expect_usage_error(run_taskhop("run", "leibniz", "--no-bpf", "--terms", "10", "--group", "20", NULL),
+			   "--group");
+	expect_usage_error(run_taskhop("run", "leibniz", "--no-bpf", "--bpf", NULL), "--bpf");
+}
+
+/* --json naming a directory (or a place that cannot be written) fails at once, with
+ * nothing run: a 1e9-draw darts run here would take minutes if it were started. */
+static void json_output_is_checked_before_the_run(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/th_cli_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	expect_usage_error(run_taskhop("run", "darts", "--no-bpf", "--small", "1e9", "--json", dir, NULL), dir);
+	assert_int_equal(rmdir(dir), 0);
+	expect_usage_error(run_taskhop("run", "darts", "--no-bpf", "--small", "1e9", "--json",
+				       "/proc/self/no/x.json", NULL), "/proc/self/no/x.json");
+	/* a directory that exists but refuses new files (procfs, as root too) */
+	expect_usage_error(run_taskhop("run", "darts", "--no-bpf", "--small", "1e9", "--json",
+				       "/proc/taskhop.json", NULL), "/proc/taskhop.json");
+	expect_usage_error(run_taskhop("compare", "darts", "--no-bpf", "--small", "1e9", "--out",
+				       "/proc/self", NULL), "/proc/self");
+}
+
+/* The parent pid in /proc/PID/stat, 0 if the process is gone. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64];
+	int ppid = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*d (%*[^)]) %*c %d", &ppid) != 1)
+		ppid = 0;
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+/* Waits (up to 30 s) for a child of `parent` to appear and returns it, or 0. */
+static pid_t child_of(pid_t parent)
+{
+	for (int tries = 0; tries < 3000; tries++) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		pid_t found = 0;
+		while (d && !found && (e = readdir(d)))
+			if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && parent_of(atoi(e->d_name)) == parent)
+				found = (pid_t)atoi(e->d_name);
+		if (d)
+			closedir(d);
+		if (found)
+			return found;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static bool alive(pid_t pid)
+{
+	char path[64], state = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	int rc = fscanf(f, "%*d (%*[^)]) %c", &state);
+	fclose(f);
+	return rc == 1 && state != 'Z' && state != 'X';
+}
+
+/* compare killed with SIGKILL (no handler runs) takes its `taskhop run` with it. */
+static void sigkilled_compare_leaves_no_run_behind(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/th_cli_XXXXXX", cmd[128];
+	assert_non_null(mkdtemp(dir));
+	pid_t pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		execl(taskhop_bin(), taskhop_bin(), "compare", "darts", "--no-bpf", "--policies", "sticky",
+		      "--repeat", "1", "--workers", "1", "--small", "1e10", "--count", "1", "--out", dir,
+		      (char *)NULL);
+		_exit(127);
+	}
+	pid_t run = child_of(pid);
+	assert_true(run > 0);
+	kill(pid, SIGKILL);
+	int st;
+	waitpid(pid, &st, 0);
+	/* the kernel delivers the parent-death signal at once; give it ample time */
+	for (int i = 0; i < 1000 && alive(run); i++)
+		usleep(10000);
+	bool left = alive(run);
+	if (left)
+		kill(run, SIGKILL);
+	assert_false(left);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bad_input_gives_one_line_and_exit_2),
+		cmocka_unit_test(number_parser_takes_digits_and_1e7_form_only),
+		cmocka_unit_test(every_number_flag_refuses_hex_spaces_and_signs),
+		cmocka_unit_test(conflicting_options_exit_2_before_running),
+		cmocka_unit_test(json_output_is_checked_before_the_run),
+		cmocka_unit_test(sigkilled_compare_leaves_no_run_behind),
 		cmocka_unit_test(unwritable_out_writes_nothing),
 		cmocka_unit_test(corrupt_report_json_is_rejected),
 		cmocka_unit_test(help_and_version_succeed_with_examples),
@@ -544,5 +738,8 @@ int main(void)
 		cmocka_unit_test(compare_writes_a_complete_report_that_rerenders),
 		cmocka_unit_test(ctrl_c_during_compare_still_writes_the_report),
 	};
+	/* TASKHOP_TEST_FILTER=pattern runs only the matching tests (while developing) */
+	if (getenv("TASKHOP_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TASKHOP_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

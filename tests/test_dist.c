@@ -592,6 +592,47 @@ static void a_worker_killed_during_pmap_is_an_error_naming_input_and_worker(void
 	assert_true(no_children_left());
 }
 
+/* A SIGSTOPped worker never answers: with a call timeout the pmap fails naming
+ * it, instead of waiting forever, and the stopped worker is killed and reaped. */
+static void a_stopped_worker_fails_the_pmap_after_the_call_timeout(void **state)
+{
+	(void)state;
+	alarm(120); /* without the timeout this pmap never returns */
+	const size_t n = 6;
+	struct th_bytes in[6], out[6];
+	uint32_t ms = 20;
+	for (size_t i = 0; i < n; i++)
+		in[i] = (struct th_bytes){ &ms, sizeof ms };
+	struct th_procs_config cfg;
+	th_procs_config_default(&cfg);
+	cfg.procs = 2;
+	cfg.call_timeout_ms = 1000;
+	assert_int_equal(th_procs_start_cfg(&cfg), 0);
+	pid_t victim = th_proc_pid(1);
+	assert_int_equal(kill(victim, SIGSTOP), 0);
+	assert_int_equal(th_pmap("sleep_ms", in, n, out, NULL), -1);
+	const char *e = th_dist_last_error();
+	char want[64];
+	snprintf(want, sizeof want, "worker 1 (pid %d", (int)victim);
+	if (!strstr(e, want) || !strstr(e, "call timeout of 1000 ms"))
+		fail_msg("error was: %s", e);
+	struct th_proc_stats st;
+	assert_int_equal(th_proc_stats(1, &st), 0);
+	assert_false(st.alive);
+	/* the same for a spawnat future on a stopped worker */
+	pid_t second = th_proc_pid(2);
+	assert_int_equal(kill(second, SIGSTOP), 0);
+	th_future *f = th_spawnat(2, "sleep_ms", &ms, sizeof ms);
+	assert_non_null(f);
+	struct th_bytes r;
+	assert_int_equal(th_future_fetch(f, &r), -1);
+	assert_non_null(strstr(th_dist_last_error(), "call timeout of 1000 ms"));
+	th_future_free(f);
+	th_procs_stop();
+	assert_true(no_children_left());
+	alarm(0);
+}
+
 static void a_worker_sending_garbage_is_stopped_and_reported(void **state)
 {
 	(void)state;
@@ -798,6 +839,7 @@ int main(void)
 		cmocka_unit_test(unknown_function_names_are_errors),
 		cmocka_unit_test(a_failing_function_fails_its_input_only),
 		cmocka_unit_test(a_worker_killed_during_pmap_is_an_error_naming_input_and_worker),
+		cmocka_unit_test(a_stopped_worker_fails_the_pmap_after_the_call_timeout),
 		cmocka_unit_test(a_worker_sending_garbage_is_stopped_and_reported),
 		cmocka_unit_test(a_worker_sending_a_malformed_size_hint_is_stopped_and_reported),
 		cmocka_unit_test(a_worker_cut_off_inside_a_frame_is_reported),
@@ -805,5 +847,8 @@ int main(void)
 		cmocka_unit_test(each_worker_process_can_run_the_task_runtime),
 		cmocka_unit_test(mpirun_3_gives_the_same_pmap_results),
 	};
+	/* TASKHOP_TEST_FILTER=pattern runs only the matching tests (while developing) */
+	if (getenv("TASKHOP_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TASKHOP_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
  * the sticky and shared policies, static and dynamic splits, RNG, stack overflow. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -26,6 +27,12 @@
 #define SCALE 10
 #else
 #define SCALE 1
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#else
+#define UNDER_ASAN 0
 #endif
 
 static void start(const char *policy, int workers)
@@ -477,6 +484,9 @@ static void unknown_policy_is_a_clear_error(void **state)
 	int w;
 	assert_int_equal(th_parse_workers("0", &w), -1);
 	assert_int_equal(th_parse_workers("x", &w), -1);
+	assert_int_equal(th_parse_workers(" 3", &w), -1);
+	assert_int_equal(th_parse_workers("+3", &w), -1);
+	assert_int_equal(th_parse_workers("3 ", &w), -1);
 	assert_int_equal(th_parse_workers("3", &w), 0);
 	assert_int_equal(w, 3);
 	assert_int_equal(th_parse_workers("auto", &w), 0);
@@ -815,33 +825,188 @@ static void *overflow(void *arg)
 	return (void *)(intptr_t)recurse(0);
 }
 
-static void stack_overflow_is_reported_with_task_id(void **state)
+/* Runs body(arg) in a forked child with stderr captured into buf; returns
+ * the child's wait status. For the runtime's fatal reports (overflow,
+ * misuse aborts), which end the process. */
+static int run_in_child(void (*body)(const void *), const void *arg, char *buf, size_t len)
 {
-	(void)state;
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
+	fflush(NULL);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		dup2(fds[1], 2);
 		close(fds[0]);
-		start("shared", 1);
-		th_task *t = th_spawn(overflow, NULL);
-		th_fetch(t);
+		body(arg);
 		_exit(0);
 	}
 	close(fds[1]);
-	char buf[4096] = { 0 };
 	size_t got = 0;
 	ssize_t n;
-	while (got < sizeof(buf) - 1 && (n = read(fds[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+	while (got < len - 1 && (n = read(fds[0], buf + got, len - 1 - got)) > 0)
 		got += (size_t)n;
+	buf[got] = 0;
 	close(fds[0]);
 	int status;
 	waitpid(pid, &status, 0);
-	assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	if (!strstr(buf, "taskhop: task 1 overflowed its stack"))
-		fail_msg("child stderr was: %s", buf);
+	return status;
+}
+
+static void overflow_under(const void *policy)
+{
+	start(policy, 1);
+	th_task *t = th_spawn(overflow, NULL);
+	th_fetch(t);
+}
+
+/* Every policy, kthread's own threads included, names the task, its stack
+ * size and its worker, and the process still dies of the SIGSEGV. */
+static void stack_overflow_is_reported_with_task_id_under_every_policy(void **state)
+{
+	(void)state;
+	for (const char *const *p = th_policy_names(); *p; p++) {
+		char buf[4096];
+		int status = run_in_child(overflow_under, *p, buf, sizeof(buf));
+		if (!strstr(buf, "taskhop: task 1 overflowed its stack (256 KiB) on worker "))
+			fail_msg("policy %s: child stderr was: %s", *p, buf);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV)
+			fail_msg("policy %s: child status %#x, not killed by SIGSEGV", *p, status);
+	}
+}
+
+/* ---- misuse the runtime refuses ------------------------------------------- */
+
+/* A child that would hang (the deadlocks these tests pin down) dies here. */
+static void misuse_expect_abort(void (*body)(const void *), const void *arg, const char *message)
+{
+	char buf[4096];
+	int status = run_in_child(body, arg, buf, sizeof(buf));
+	if (!strstr(buf, message))
+		fail_msg("expected \"%s\" on stderr, child stderr was: %s (status %#x)", message, buf, status);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+		fail_msg("child status %#x, not killed by SIGABRT; stderr: %s", status, buf);
+}
+
+static void *stop_the_runtime(void *arg)
+{
+	(void)arg;
+	th_runtime_stop();
+	return NULL;
+}
+
+static void stop_from_task_under(const void *policy)
+{
+	alarm(10); /* the old behaviour: a deadlock */
+	start(policy, 1);
+	th_fetch(th_spawn(stop_the_runtime, NULL));
+}
+
+static void runtime_stop_inside_a_task_aborts_with_a_message(void **state)
+{
+	(void)state;
+	for (const char *const *p = th_policy_names(); *p; p++)
+		misuse_expect_abort(stop_from_task_under, *p,
+				    "taskhop: th_runtime_stop called from inside task 1");
+}
+
+static void fetch_null(const void *arg)
+{
+	(void)arg;
+	alarm(10);
+	start("shared", 1);
+	th_fetch(NULL);
+}
+
+static void free_twice(const void *policy)
+{
+	alarm(10);
+	start(policy, 1);
+	th_task *t = th_spawn(square, (void *)3);
+	th_fetch(t);
+	th_task_free(t);
+	th_task_free(t);
+}
+
+/* The handle is freed while the task still runs (the runtime holds its
+ * own reference), so the struct is still there to be checked. */
+static void *park_a_while(void *arg)
+{
+	(void)arg;
+	usleep(200 * 1000);
+	return NULL;
+}
+
+static void fetch_after_free(const void *policy)
+{
+	alarm(10);
+	start(policy, 1);
+	th_task *t = th_spawn(park_a_while, NULL);
+	th_task_free(t);
+	th_fetch(t);
+}
+
+/* A struct freed by the worker goes to its cache for reuse: a fetch of the
+ * stale handle must still see a freed task, not a live one. */
+static void *free_then_fetch_in_task(void *arg)
+{
+	(void)arg;
+	th_task *t = th_spawn(square, (void *)3);
+	th_fetch(t);
+	th_task_free(t);
+	th_fetch(t);
+	return NULL;
+}
+
+static void fetch_after_free_in_task(const void *policy)
+{
+	alarm(10);
+	start(policy, 1);
+	th_fetch(th_spawn(free_then_fetch_in_task, NULL));
+}
+
+static void fetch_null_double_free_and_fetch_after_free_abort(void **state)
+{
+	(void)state;
+	misuse_expect_abort(fetch_null, NULL, "taskhop: th_fetch: NULL task handle");
+	for (const char *const *p = th_policy_names(); *p; p++) {
+		misuse_expect_abort(fetch_after_free, *p, "taskhop: th_fetch: task handle");
+		if (UNDER_ASAN) /* these read a freed struct: ASan reports them first */
+			continue;
+		misuse_expect_abort(free_twice, *p, "taskhop: th_task_free: task handle");
+		misuse_expect_abort(fetch_after_free_in_task, *p, "taskhop: th_fetch: task handle");
+	}
+}
+
+static void stack_size_outside_16k_to_1g_is_refused_at_start(void **state)
+{
+	(void)state;
+	static const size_t bad[] = { 1, 16 * 1024 - 1, ((size_t)1 << 30) + 1, (size_t)1 << 50 };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct th_config cfg;
+		th_config_default(&cfg);
+		cfg.workers = 1;
+		cfg.stack_size = bad[i];
+		if (th_runtime_start(&cfg) == 0) {
+			th_runtime_stop();
+			fail_msg("stack_size %zu was accepted", bad[i]);
+		}
+		assert_non_null(strstr(th_last_error(), "stack_size"));
+		assert_non_null(strstr(th_last_error(), "16 KiB..1 GiB"));
+	}
+	static const size_t good[] = { 16 * 1024, (size_t)1 << 30 };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct th_config cfg;
+		th_config_default(&cfg);
+		cfg.workers = 1;
+		cfg.stack_size = good[i];
+		if (th_runtime_start(&cfg) != 0)
+			fail_msg("stack_size %zu refused: %s", good[i], th_last_error());
+		th_task *t = th_spawn(square, (void *)5);
+		assert_int_equal((intptr_t)th_fetch(t), 25);
+		th_task_free(t);
+		th_runtime_stop();
+	}
 }
 
 int main(void)
@@ -866,7 +1031,10 @@ int main(void)
 		cmocka_unit_test(a_blocked_task_costs_one_mapping),
 		cmocka_unit_test(workers_publish_the_running_task_in_their_slot),
 		cmocka_unit_test(task_timestamps_are_monotonic_clock_times),
-		cmocka_unit_test(stack_overflow_is_reported_with_task_id),
+		cmocka_unit_test(stack_overflow_is_reported_with_task_id_under_every_policy),
+		cmocka_unit_test(runtime_stop_inside_a_task_aborts_with_a_message),
+		cmocka_unit_test(fetch_null_double_free_and_fetch_after_free_abort),
+		cmocka_unit_test(stack_size_outside_16k_to_1g_is_refused_at_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

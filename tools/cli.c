@@ -1,12 +1,16 @@
 /* cli.c — small helpers shared by the `taskhop` subcommands: one-line usage errors with
- * exit status 2, policy/workload lists, strict number parsing. */
+ * exit status 2, policy/workload lists, numbers (numparse.c), outputs checked up front. */
 #include "cli.h"
 
-#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "numparse.h"
 
 const char *cli_cmd_name = "run";
 
@@ -66,27 +70,65 @@ const char *cli_workload_list(char *buf, size_t len)
 
 int cli_parse_u64(const char *text, uint64_t min, uint64_t *out)
 {
-	if (!text || !isdigit((unsigned char)text[0]))
-		return -1;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (*end || errno || v < min)
-		return -1;
-	*out = v;
-	return 0;
+	return num_parse_u64(text, min, UINT64_MAX, out) == NUM_OK ? 0 : -1;
+}
+
+int cli_number(const char *flag, const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char err[256];
+	if (num_flag_u64(flag, text, min, max, out, err, sizeof(err)) == NUM_OK)
+		return 0;
+	return cli_usage(cli_cmd_name, "%s", err);
 }
 
 int cli_parse_workers(const char *text, int *workers)
 {
-	if (text && isdigit((unsigned char)text[0])) {
-		uint64_t v;
-		if (cli_parse_u64(text, 1, &v) || v > TH_MAX_WORKERS)
-			return -1;
-		*workers = (int)v;
-		return 0;
-	}
 	if (text && (strcmp(text, "auto") == 0 || strcmp(text, "cores") == 0))
 		return th_parse_workers(text, workers);
-	return -1;
+	uint64_t v;
+	if (num_parse_u64(text, 1, TH_MAX_WORKERS, &v) != NUM_OK)
+		return -1;
+	*workers = (int)v;
+	return 0;
+}
+
+/* Creating (then removing) a file is the only test that holds for root too: access()
+ * says yes to root on a directory procfs or a read-only mount will refuse. */
+static int probe_dir(const char *dir, char *why, size_t len)
+{
+	char probe[4200];
+	snprintf(probe, sizeof(probe), "%s/.taskhop-probe.%d", dir, (int)getpid());
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+int cli_check_output_file(const char *flag, const char *path)
+{
+	struct stat st;
+	if (!path[0])
+		return cli_usage(cli_cmd_name, "%s needs a file name", flag);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return cli_usage(cli_cmd_name, "%s %s is a directory; give a file name", flag, path);
+	char dir[4096], why[128];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash == dir ? (void)(dir[1] = 0) : (void)(*slash = 0);
+	if (probe_dir(slash ? dir : ".", why, sizeof(why)))
+		return cli_usage(cli_cmd_name, "cannot write %s %s: %s", flag, path, why);
+	return 0;
+}
+
+int cli_check_output_dir(const char *flag, const char *dir)
+{
+	char why[128];
+	if (probe_dir(dir, why, sizeof(why)))
+		return cli_usage(cli_cmd_name, "cannot write %s %s: %s", flag, dir, why);
+	return 0;
 }

@@ -23,8 +23,15 @@ const char *cli_policy_list(char *buf, size_t len);
 bool cli_policy_known(const char *name);
 /* --workers: N in 1..TH_MAX_WORKERS, "auto" or "cores". 0, or -1 (bad text, 0, too many). */
 int cli_parse_workers(const char *text, int *workers);
-/* --seed / --repeat style unsigned integers: 0, or -1 (not a whole number >= min). */
+/* Unsigned integers in numparse.h's syntax (digits or 1e7 form): 0, or -1 (bad, < min). */
 int cli_parse_u64(const char *text, uint64_t min, uint64_t *out);
+/* An integer flag of cli_cmd_name: 0, or 2 after the one-line usage error
+ * "FLAG must be a whole number in MIN..MAX (digits or 1e7 form), not 'TEXT'". */
+int cli_number(const char *flag, const char *text, uint64_t min, uint64_t max, uint64_t *out);
+/* Before a run: can FLAG's file be written (not a directory, its directory takes new
+ * files)? 0, or 2 after a one-line usage error. The _dir form checks an existing directory. */
+int cli_check_output_file(const char *flag, const char *path);
+int cli_check_output_dir(const char *flag, const char *dir);
 /* "a,b,c" workloads listed one per line for errors: "darts, isprime, leibniz". */
 const char *cli_workload_list(char *buf, size_t len);
 

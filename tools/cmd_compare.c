@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,11 +148,11 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 			if (rc)
 				return rc;
 		} else if (strcmp(a, "--repeat") == 0) {
-			if (cli_parse_u64(v, 1, &c->repeat) || c->repeat > 10000)
-				return cli_usage("compare", "--repeat must be a whole number in 1..10000, not '%s'", v);
+			if (cli_number("--repeat", v, 1, 10000, &c->repeat))
+				return 2;
 		} else if (strcmp(a, "--seed") == 0) {
-			if (cli_parse_u64(v, 0, &c->seed))
-				return cli_usage("compare", "--seed must be a whole number >= 0, not '%s'", v);
+			if (cli_number("--seed", v, 0, UINT64_MAX, &c->seed))
+				return 2;
 		} else if (strcmp(a, "--workers") == 0) {
 			if (cli_parse_workers(v, &w))
 				return cli_usage("compare", "--workers must be 1..%d, auto or cores, not '%s'",
@@ -171,9 +172,7 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 	probe[0] = (char *)c->workload;
 	memcpy(probe + 1, c->wl_argv, (size_t)c->wl_argc * sizeof(char *));
 	struct cli_run o;
-	cli_cmd_name = "compare";
 	int rc = cli_parse_run(c->wl_argc + 1, probe, &o);
-	cli_cmd_name = "run";
 	cli_run_free(&o);
 	return rc == 3 ? 2 : rc;
 }
@@ -208,12 +207,18 @@ static struct json *one_run(const struct compare_opts *c, const char *policy, bo
 	if (serial)
 		args[n++] = wl_find(c->workload)->baseline_option;
 	args[n] = NULL;
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		*status = -1;
 		return NULL;
 	}
 	if (pid == 0) {
+		/* A SIGKILLed compare runs no handler: the kernel must end the run for us.
+		 * The death signal survives exec; a parent that died before prctl took effect
+		 * shows as a changed getppid(). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(127);
 		setpgid(0, 0);
 		signal(SIGINT, SIG_DFL);
 		execv("/proc/self/exe", (char *const *)args);
@@ -256,6 +261,7 @@ static void progress(int k, int total, const struct json *run, double elapsed)
 int cmd_compare(int argc, char **argv)
 {
 	struct compare_opts c;
+	cli_cmd_name = "compare";
 	int rc = parse_compare(argc, argv, &c);
 	if (rc) {
 		free(c.wl_argv);
@@ -281,6 +287,8 @@ int cmd_compare(int argc, char **argv)
 		rc = cli_usage("compare", "--out: %s", err);
 		goto out;
 	}
+	if ((rc = cli_check_output_dir("--out", c.out)) != 0)
+		goto out;
 	snprintf(tmp, sizeof(tmp), "%s/.run.%d.json", c.out, (int)getpid());
 	struct json *opts = json_arr();
 	for (int i = 0; i < c.wl_argc; i++)

@@ -32,6 +32,8 @@ static void run_help(FILE *f)
 		"  --json FILE    also write the run as JSON (atomically)\n"
 		"  --no-bpf       do not record with BPF\n"
 		"  --quiet        no table on stdout\n"
+		"Numbers, here and in workload options: digits or the 1e7 form (2.5e6), whole,\n"
+		"without sign, spaces or hex.\n"
 		"\n"
 		"workloads: %s ('taskhop run WORKLOAD --help' shows its options)\n"
 		"\n"
@@ -105,8 +107,8 @@ int cli_parse_run(int argc, char **argv, struct cli_run *o)
 							 TH_MAX_WORKERS, v);
 				o->workers_text = v;
 			} else if (strcmp(a, "--seed") == 0) {
-				if (cli_parse_u64(v, 0, &o->cfg.seed))
-					return cli_usage(cli_cmd_name, "--seed must be a whole number >= 0, not '%s'", v);
+				if (cli_number("--seed", v, 0, UINT64_MAX, &o->cfg.seed))
+					return 2;
 			} else {
 				o->json_path = v;
 			}
@@ -122,6 +124,9 @@ int cli_parse_run(int argc, char **argv, struct cli_run *o)
 				o->wl_argv[o->wl_argc++] = argv[k];
 		}
 	}
+	char err[256] = "";
+	if (o->wl->check && o->wl->check(o->params, err, sizeof(err)) != 0)
+		return cli_usage(cli_cmd_name, "%s", err);
 	return 0;
 }
 
@@ -444,19 +449,10 @@ int cmd_run(int argc, char **argv)
 		return rc == 3 ? 0 : rc;
 	}
 	char err[512];
-	if (o.json_path) {
-		/* Fail before a long run, not after it, when the JSON cannot be written. */
-		char dir[4096];
-		snprintf(dir, sizeof(dir), "%s", o.json_path);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			*slash = 0;
-		if (access(slash ? (dir[0] ? dir : "/") : ".", W_OK | X_OK) != 0) {
-			rc = cli_usage("run", "cannot write --json %s: directory missing or not writable",
-				       o.json_path);
-			cli_run_free(&o);
-			return rc;
-		}
+	/* Fail before a long run, not after it, when the JSON cannot be written. */
+	if (o.json_path && (rc = cli_check_output_file("--json", o.json_path)) != 0) {
+		cli_run_free(&o);
+		return rc;
 	}
 	if (!o.quiet && isatty(2))
 		fprintf(stderr, "taskhop run: %s, policy %s, %s workers, seed %llu%s ...\n", o.wl->name,

@@ -1,6 +1,7 @@
 /* workload.c — the workload registry (generated list of tools/workloads/NAME.c files) and the helpers
  * workloads share: result rows, CPU-time measurement, count parsing, gnuplot figures. */
 #include "workload.h"
+#include "numparse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -79,16 +80,13 @@ double wl_thread_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* 9e15 < 2^53: every count is exact as a double. */
 int wl_parse_count(const char *text, double min, double *out)
 {
-	if (!text || !*text)
+	uint64_t v;
+	if (min < 0 || num_parse_u64(text, (uint64_t)min, 9000000000000000ULL, &v) != NUM_OK)
 		return -1;
-	char *end;
-	errno = 0;
-	double x = strtod(text, &end);
-	if (*end || errno || !isfinite(x) || x != floor(x) || x < min || x > 9e15)
-		return -1;
-	*out = x;
+	*out = (double)v;
 	return 0;
 }
 

@@ -70,6 +70,10 @@ struct th_workload {
 	 * advancing *i past it). Returns 1 if consumed, 0 if not an option of this workload,
 	 * -1 on a bad value with a one-line message in err. */
 	int (*parse)(void *params, int argc, char **argv, int *i, char *err, size_t errlen);
+	/* Optional: options that are each valid but wrong together (isprime --lo 10 --hi 5).
+	 * Called once all are parsed, before anything runs: 0, or -1 with one line in err
+	 * (a usage error, exit 2). */
+	int (*check)(const void *params, char *err, size_t errlen);
 	/* Optional: false when these params run without the task runtime (e.g. own processes).
 	 * NULL means the runtime is always needed. */
 	bool (*needs_runtime)(const void *params);
@@ -94,7 +98,8 @@ void wl_result_free(struct wl_result *res);
 /* CPU time of the calling thread in seconds (the task's own work when measured
  * between two yields). */
 double wl_thread_cpu_s(void);
-/* Parses a count like "1e7", "20000000" or "2e8" (must be a whole number >= min). */
+/* Parses a count like "1e7", "20000000" or "2e8" (must be a whole number in min..9e15),
+ * with the syntax of every integer flag (numparse.h). */
 int wl_parse_count(const char *text, double min, double *out);
 
 /* Registry (tools/workload.c, generated list). */

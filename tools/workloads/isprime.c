@@ -3,7 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numparse.h"
 #include "workload.h"
+
+/* Numbers stay exact as doubles (< 2^53); a range is one result byte per number. */
+#define MAX_NUMBER 9000000000000000ULL
+#define MAX_SPAN 1000000000.0
 
 struct isprime_params {
 	double lo, hi;        /* inclusive, as Julia's 1000:9999999 */
@@ -27,11 +32,10 @@ static int value_of(int argc, char **argv, int *i, double min, double *out, char
 		snprintf(err, errlen, "%s needs a value", opt);
 		return -1;
 	}
-	const char *val = argv[++*i];
-	if (wl_parse_count(val, min, out)) {
-		snprintf(err, errlen, "%s must be a whole number >= %.0f, not '%s'", opt, min, val);
+	uint64_t v;
+	if (num_flag_u64(opt, argv[++*i], (uint64_t)min, MAX_NUMBER, &v, err, errlen))
 		return -1;
-	}
+	*out = (double)v;
 	return 1;
 }
 
@@ -88,6 +92,21 @@ static bool isprime_needs_runtime(const void *params)
 	return !((const struct isprime_params *)params)->serial;
 }
 
+static int isprime_check(const void *params, char *err, size_t errlen)
+{
+	const struct isprime_params *p = params;
+	if (p->hi < p->lo) {
+		snprintf(err, errlen, "--hi (%.0f) is below --lo (%.0f)", p->hi, p->lo);
+		return -1;
+	}
+	if (p->hi - p->lo + 1 > MAX_SPAN) {
+		snprintf(err, errlen, "--lo %.0f --hi %.0f spans %.0f numbers; at most %.0f (one result byte each)",
+			 p->lo, p->hi, p->hi - p->lo + 1, MAX_SPAN);
+		return -1;
+	}
+	return 0;
+}
+
 /* pi(9999999) - pi(999) = 664579 - 168: the article's default range, to check the result. */
 #define DEFAULT_PRIMES 664411
 
@@ -96,10 +115,6 @@ static int isprime_run(const void *params, const struct wl_env *env, struct wl_r
 {
 	(void)env;
 	const struct isprime_params *p = params;
-	if (p->hi < p->lo) {
-		snprintf(err, errlen, "--hi (%.0f) is below --lo (%.0f)", p->hi, p->lo);
-		return -1;
-	}
 	int64_t lo = (int64_t)p->lo, hi = (int64_t)p->hi + 1, n = hi - lo;
 	/* map() returns an array as in the article, so every mode pays for the
 	 * output, and every mode gets it from the same allocator. */
@@ -159,6 +174,7 @@ const struct th_workload th_workload_isprime = {
 	.params_size = sizeof(struct isprime_params),
 	.defaults = isprime_defaults,
 	.parse = isprime_parse,
+	.check = isprime_check,
 	.needs_runtime = isprime_needs_runtime,
 	.run = isprime_run,
 	.baseline_option = "--serial",

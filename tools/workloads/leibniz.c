@@ -14,6 +14,7 @@
 #include "dist.h"
 #include "record.h"
 #include "taskhop.h"
+#include "numparse.h"
 #include "workload.h"
 
 /* ---- the function every process knows ------------------------------------------ */
@@ -295,6 +296,7 @@ static int run_pmap(const struct lz_config *c, struct lz_outcome *o, char *err, 
 	pc.procs = c->procs;
 	pc.transport = c->mpi ? TH_TRANSPORT_MPI : TH_TRANSPORT_LOCAL;
 	pc.threads = c->proc_threads;
+	pc.call_timeout_ms = c->call_timeout_s * 1000;
 	uint64_t t0 = th_now_ns();
 	if (th_procs_start_cfg(&pc) != 0) {
 		snprintf(err, errlen, "%s", th_dist_last_error());
@@ -441,6 +443,9 @@ static void lz_defaults(void *p)
 	lz_config_default(&d->c);
 }
 
+/* A day: longer than any input of this workload, and far from overflowing ms in an int. */
+#define MAX_CALL_TIMEOUT_S 86400
+
 static int int_value(int argc, char **argv, int *i, double min, double max, double *out, char *err,
 		     size_t errlen)
 {
@@ -449,11 +454,10 @@ static int int_value(int argc, char **argv, int *i, double min, double max, doub
 		snprintf(err, errlen, "%s needs a value", opt);
 		return -1;
 	}
-	const char *val = argv[++*i];
-	if (wl_parse_count(val, min, out) || *out > max) {
-		snprintf(err, errlen, "%s must be a whole number in %.0f..%.0f, not '%s'", opt, min, max, val);
+	uint64_t v;
+	if (num_flag_u64(opt, argv[++*i], (uint64_t)min, (uint64_t)max, &v, err, errlen))
 		return -1;
-	}
+	*out = (double)v;
 	return 1;
 }
 
@@ -490,6 +494,12 @@ static int lz_parse(void *p, int argc, char **argv, int *i, char *err, size_t er
 		snprintf(d->fig, sizeof d->fig, "%s", argv[++*i]);
 		return 1;
 	}
+	if (strcmp(opt, "--call-timeout") == 0) {
+		if ((r = int_value(argc, argv, i, 0, MAX_CALL_TIMEOUT_S, &v, err, errlen)) < 0)
+			return r;
+		d->c.call_timeout_s = (int)v;
+		return 1;
+	}
 	if (strcmp(opt, "--procs") == 0) {
 		/* 0 is read as a number first so the message can say why it is refused */
 		if ((r = int_value(argc, argv, i, 0, 1e9, &v, err, errlen)) < 0)
@@ -522,6 +532,22 @@ static int lz_parse(void *p, int argc, char **argv, int *i, char *err, size_t er
 		default: d->c.chunk = (int64_t)v; break;
 		}
 		return 1;
+	}
+	return 0;
+}
+
+static int lz_check(const void *params, char *err, size_t errlen)
+{
+	const struct lz_config *c = &((const struct lz_params *)params)->c;
+	if (c->group > c->terms) {
+		snprintf(err, errlen, "--group (%lld) is above --terms (%lld)", (long long)c->group,
+			 (long long)c->terms);
+		return -1;
+	}
+	if (c->bpf && c->mode != LZ_PMAP) {
+		snprintf(err, errlen, "--bpf is for the pmap modes (--procs N / --mpi); the th_map mode "
+				      "is recorded by taskhop run itself");
+		return -1;
 	}
 	return 0;
 }
@@ -668,11 +694,6 @@ static int lz_run(const void *params, const struct wl_env *env, struct wl_result
 {
 	const struct lz_params *p = params;
 	struct lz_config c = p->c;
-	if (c.bpf && c.mode != LZ_PMAP) {
-		snprintf(err, errlen, "--bpf is for the pmap modes (--procs N / --mpi); the th_map mode "
-				      "is recorded by taskhop run itself");
-		return -1;
-	}
 	if (c.bpf && c.proc_threads == 0)
 		c.proc_threads = 1; /* the recorder follows runtime workers */
 	struct lz_outcome *o = malloc(sizeof *o);
@@ -784,6 +805,8 @@ const struct th_workload th_workload_leibniz = {
 		"  --proc-threads T     pmap: each worker process runs the task runtime with T\n"
 		"                       workers and splits its groups over them (julia -p2 -t2)\n"
 		"  --batch B            pmap: inputs per message (default 1)\n"
+		"  --call-timeout S     pmap: kill a worker that takes over S seconds on one input\n"
+		"                       (stopped or hung) and fail the run naming it (default 0: wait)\n"
 		"  --chunk N            th_map: groups per chunk (default automatic)\n"
 		"  --no-baseline        skip the serial map run for speedup, memory and the check\n"
 		"  --bpf                pmap: follow every worker process with the BPF recorder\n"
@@ -793,6 +816,7 @@ const struct th_workload th_workload_leibniz = {
 	.params_size = sizeof(struct lz_params),
 	.defaults = lz_defaults,
 	.parse = lz_parse,
+	.check = lz_check,
 	.needs_runtime = lz_needs_runtime,
 	.run = lz_run,
 	.baseline_option = "--serial",

@@ -23,6 +23,7 @@ struct lz_config {
 	bool baseline;      /* pmap/threads: also run the serial map for time, memory, check */
 	bool bpf;           /* pmap: follow every worker process with the BPF recorder */
 	int64_t chunk;      /* threads: th_map chunk in groups, 0 = automatic */
+	int call_timeout_s; /* pmap: a worker taking longer on one input is killed; 0 = none */
 };
 void lz_config_default(struct lz_config *c);
 

@@ -80,6 +80,9 @@ struct th_procs_config {
 	int threads;        /* >0: each worker runs the task runtime with this many workers (-t) */
 	const char *policy; /* that runtime's policy; NULL = its default */
 	int stop_grace_ms;  /* th_procs_stop: wait this long for a busy worker, then SIGKILL; 0 = 2000 */
+	/* >0: a worker that has not finished one input this many ms after starting it
+	 * (stopped, hung) is killed and the call fails naming it; 0 = wait forever. */
+	int call_timeout_ms;
 };
 #define TH_DIST_MAX_PROCS 64
 

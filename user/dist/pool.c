@@ -50,6 +50,7 @@ struct proc {
 	struct queue inflight; /* sent, answered in order */
 	struct queue queue;    /* spawnat'ed to this worker, not sent yet */
 	uint64_t calls, busy_ns, busy_since;
+	uint64_t head_since;   /* when the in-flight head input started (the call timeout) */
 	long maxrss_kb;
 	uint64_t utime_us, stime_us;
 	int wait_status;
@@ -74,6 +75,7 @@ static struct {
 	struct queue anyq; /* calls for the first free worker */
 	uint64_t next_id;
 	int grace_ms;
+	int call_timeout_ms;  /* 0: wait forever */
 	bool atexit_set;
 } P;
 
@@ -301,7 +303,7 @@ static void send_calls(int k, struct queue *q)
 		c->state = C_SENT;
 		q_push(&p->inflight, c);
 	}
-	p->busy_since = th_dist__now_ns();
+	p->busy_since = p->head_since = th_dist__now_ns();
 	int rc = P.tr->send(k, frame, flen);
 	free(frame);
 	if (rc != 0)
@@ -324,6 +326,13 @@ static void dispatch(void)
 }
 
 /* ---- receiving ----------------------------------------------------------------- */
+/* The worker answered its in-flight head: the next input's time starts now. */
+static void inflight_done(struct proc *p)
+{
+	q_pop(&p->inflight);
+	p->head_since = th_dist__now_ns();
+}
+
 static void on_frame(int k, struct th_frame *f)
 {
 	struct proc *p = &P.p[k];
@@ -354,7 +363,7 @@ static void on_frame(int k, struct th_frame *f)
 		return;
 	}
 	if (t == TH_FR_ERROR) {
-		q_pop(&p->inflight);
+		inflight_done(p);
 		char who[160];
 		proc_name(k, who, sizeof who);
 		call_fail(c, "'%s' on %s: %.*s", c->name, who, (int)f->h.body_len,
@@ -363,20 +372,20 @@ static void on_frame(int k, struct th_frame *f)
 	} else if (f->in_place) {
 		c->out.len += f->h.body_len; /* already in place (th_dist__frame_dest) */
 		if (t == TH_FR_RESULT) {
-			q_pop(&p->inflight);
+			inflight_done(p);
 			c->state = C_DONE;
 			p->calls++;
 			call_settle(c);
 		}
 	} else if (call_append(c, f->body, f->h.body_len) != 0) {
-		q_pop(&p->inflight);
+		inflight_done(p);
 		/* the worker keeps sending pieces of it: they no longer match, so it
 		 * is stopped, but first this call gets the real reason */
 		call_fail(c, "out of memory gathering the result of '%s'", c->name);
 		proc_lost(k, true, "sent a result too large for the driver's memory");
 		return;
 	} else if (t == TH_FR_RESULT) {
-		q_pop(&p->inflight);
+		inflight_done(p);
 		c->state = C_DONE;
 		p->calls++;
 		call_settle(c);
@@ -384,6 +393,51 @@ static void on_frame(int k, struct th_frame *f)
 	if (!p->inflight.head) {
 		p->busy_ns += th_dist__now_ns() - p->busy_since;
 	}
+}
+
+static int pump(int timeout_ms);
+
+/* The call timeout: a worker whose current input started more than
+ * call_timeout_ms ago is taken as stopped or hung. It is killed (SIGKILL
+ * ends a SIGSTOPped process too) and its inputs fail with the reason. */
+static void expire_calls(void)
+{
+	if (P.call_timeout_ms <= 0)
+		return;
+	uint64_t now = th_dist__now_ns(), limit = (uint64_t)P.call_timeout_ms * 1000000u;
+	for (int k = 1; k <= P.n; k++) {
+		struct proc *p = &P.p[k];
+		if (p->alive && p->inflight.head && now - p->head_since > limit) {
+			char why[128];
+			snprintf(why, sizeof why, "did not finish an input within the call timeout of %d ms: "
+				 "stopped or hung", P.call_timeout_ms);
+			proc_lost(k, true, why);
+		}
+	}
+}
+
+/* How long pump may wait: until the earliest call deadline, or forever. */
+static int pump_wait_ms(void)
+{
+	if (P.call_timeout_ms <= 0)
+		return -1;
+	uint64_t now = th_dist__now_ns(), first = UINT64_MAX;
+	for (int k = 1; k <= P.n; k++)
+		if (P.p[k].alive && P.p[k].inflight.head)
+			first = P.p[k].head_since < first ? P.p[k].head_since : first;
+	if (first == UINT64_MAX)
+		return -1;
+	uint64_t deadline = first + (uint64_t)P.call_timeout_ms * 1000000u;
+	return deadline <= now ? 0 : (int)((deadline - now) / 1000000u) + 1;
+}
+
+/* Waits for one event, no longer than the next call deadline, then expires
+ * overdue calls. 0, or -1 when the transport broke. */
+static int pump_calls(void)
+{
+	int rc = pump(pump_wait_ms());
+	expire_calls();
+	return rc;
 }
 
 /* Handles one event (or times out). 0, or -1 when the transport broke. */
@@ -491,6 +545,7 @@ int th_procs_start_cfg(const struct th_procs_config *cfg)
 	memset(P.p, 0, sizeof P.p);
 	P.anyq = (struct queue){ 0 };
 	P.grace_ms = cfg->stop_grace_ms > 0 ? cfg->stop_grace_ms : 2000;
+	P.call_timeout_ms = cfg->call_timeout_ms > 0 ? cfg->call_timeout_ms : 0;
 	P.transport = cfg->transport;
 	pid_t pids[TH_DIST_MAX_PROCS + 1] = { 0 };
 	int n = cfg->procs;
@@ -739,7 +794,7 @@ int th_future_fetch(th_future *f, struct th_bytes *out)
 		dispatch();
 		if (c->state != C_QUEUED && c->state != C_SENT)
 			break;
-		if (pump(-1) != 0)
+		if (pump_calls() != 0)
 			return -1;
 	}
 	if (c->state == C_FAILED) {
@@ -833,7 +888,7 @@ int th_pmap(const char *name, const struct th_bytes *in, size_t n, struct th_byt
 	int rc = 0;
 	while (pm.done < n && !pm.failed) {
 		dispatch();
-		if (pm.done < n && !pm.failed && pump(-1) != 0) {
+		if (pm.done < n && !pm.failed && pump_calls() != 0) {
 			snprintf(pm.err, sizeof pm.err, "%s", th_dist_last_error());
 			pm.failed = true;
 		}

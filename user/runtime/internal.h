@@ -22,6 +22,7 @@ struct th_task {
 	void *result;
 	_Atomic int state;         /* enum th_state */
 	_Atomic int refs;          /* user handle + runtime */
+	_Atomic uint32_t magic;    /* TH_TASK_LIVE while the user handle is valid (task.c) */
 	struct th_group *group;    /* @sync group, or NULL */
 
 	/* --- placement: read by policies --- */

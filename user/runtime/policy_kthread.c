@@ -59,10 +59,16 @@ static void kt_fini(struct th_runtime *rt)
 	rt->policy_data = NULL;
 }
 
+void *th__guard_enter_task_thread(size_t stack_bytes); /* guard.c */
+void th__guard_leave_task_thread(void *altstack);
+
 static void *task_thread(void *arg)
 {
 	struct th_task *t = arg;
 	struct kthread *k = th__rt->policy_data;
+	/* An overflow of this thread's stack is reported like a task's on a
+	 * worker: its own signal stack, and the handler told where the guard is. */
+	void *altstack = th__guard_enter_task_thread(th__rt->cfg.stack_size);
 	th__set_thread_task(t); /* th_self_task, th_rand_*, th_yield see t */
 	t->kernel_tid = (uint64_t)syscall(SYS_gettid);
 	/* -1: no worker. The task's "worker" is this thread; the recorder
@@ -74,6 +80,7 @@ static void *task_thread(void *arg)
 	atomic_fetch_add(&k->slot_word, 1);
 	th_futex_wake(&k->slot_word, 1);
 	th__set_thread_task(NULL);
+	th__guard_leave_task_thread(altstack);
 	th__task_finish(t, result); /* may let th_runtime_stop free k */
 	return NULL;
 }

@@ -17,6 +17,8 @@
 #include "waitq.h"
 
 #define DEFAULT_STACK (256 * 1024)
+#define MIN_STACK ((size_t)16 * 1024)
+#define MAX_STACK ((size_t)1 << 30)
 
 static struct th_runtime runtime; /* static: a finishing thread may still touch it */
 struct th_runtime *th__rt;
@@ -65,6 +67,9 @@ int th_parse_workers(const char *text, int *workers)
 		*workers = TH_WORKERS_CORES;
 		return 0;
 	}
+	/* digits only: strtol alone would take " 3", "+3" and "3 " too */
+	if (strspn(text, "0123456789") != strlen(text))
+		return -1;
 	char *end;
 	errno = 0;
 	long n = strtol(text, &end, 10);
@@ -203,6 +208,14 @@ int th_runtime_start(const struct th_config *cfg_in)
 		cfg.policy = "shared";
 	if (!cfg.stack_size)
 		cfg.stack_size = DEFAULT_STACK;
+	/* Below 16 KiB (glibc's PTHREAD_STACK_MIN) a kthread task cannot start
+	 * and a signal frame barely fits; above 1 GiB a few tasks exhaust the
+	 * address space, and 2^50 would fail only at the first run. */
+	if (cfg.stack_size < MIN_STACK || cfg.stack_size > MAX_STACK) {
+		th__set_error("th_config.stack_size %zu bytes is out of range: give 16 KiB..1 GiB (0 means 256 KiB)",
+			      cfg.stack_size);
+		return -1;
+	}
 	const struct th_policy *pol = th__policy_resolve(cfg.policy);
 	if (!pol)
 		return -1;
@@ -244,6 +257,16 @@ void th_runtime_stop(void)
 	struct th_runtime *rt = th__rt;
 	if (!rt)
 		return;
+	/* It waits for every task, the caller included: a deadlock. There is
+	 * no return value to report it and nothing a caller could do but go
+	 * on as if the runtime were stopped, so it is fatal like other misuse. */
+	th_task *self = th_self_task();
+	if (self || th__self_worker()) {
+		fprintf(stderr, "taskhop: th_runtime_stop called from inside task %llu: it waits for every "
+			"task to finish, this one included; call it from the thread that started the runtime\n",
+			self ? (unsigned long long)th_task_id(self) : 0ULL);
+		abort();
+	}
 	for (;;) {
 		uint32_t seen = atomic_load(&rt->quiet_word);
 		if (atomic_load(&rt->live_tasks) == 0)

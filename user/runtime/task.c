@@ -2,6 +2,7 @@
  * A task struct lives until both the runtime and the user handle let go of it. */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,37 @@ void th__make_runnable(struct th_task *t, enum th_why why)
 	th__push_from(th__self_worker(), t, why);
 }
 
+/* The magic word makes the handle misuses that would otherwise be silent
+ * memory errors in a release build (fetch of a freed handle, a second
+ * th_task_free) abort with a message, for one load on entry. A struct
+ * freed to a worker's cache says DEAD until spawn hands it out again, so a
+ * stale handle is caught until its memory is reused for a new task; ASan
+ * builds, which do not reuse structs, catch every case. */
+#define TH_TASK_LIVE 0x7441534bu         /* "tASK": the user's handle is valid */
+#define TH_TASK_HANDLE_FREED 0x66524545u /* th_task_free done, the task still runs */
+#define TH_TASK_DEAD 0x64454144u         /* back in a cache, or freed */
+
+static void misuse(const char *fn, const struct th_task *t, const char *what)
+{
+	fprintf(stderr, "taskhop: %s: task handle %p %s\n", fn, (const void *)t, what);
+	abort();
+}
+
+/* Aborts unless t is a handle th_spawn returned and th_task_free has not
+ * taken. Reads freed memory at worst, which the magic word tells apart. */
+static void check_handle(const struct th_task *t, const char *fn)
+{
+	if (!t) {
+		fprintf(stderr, "taskhop: %s: NULL task handle (did th_spawn fail? see th_last_error)\n", fn);
+		abort();
+	}
+	uint32_t magic = atomic_load_explicit(&t->magic, memory_order_relaxed);
+	if (magic == TH_TASK_HANDLE_FREED || magic == TH_TASK_DEAD)
+		misuse(fn, t, "was already freed with th_task_free");
+	if (magic != TH_TASK_LIVE)
+		misuse(fn, t, "is not a task (or its memory was overwritten)");
+}
+
 /* Each worker keeps up to TASK_CACHE freed task structs: spawn-and-join
  * code frees a task and spawns the next on the same worker, and glibc's own
  * per-thread cache holds only 7 of a size. Off under ASan, so that a use
@@ -73,7 +105,7 @@ static struct th_task *task_alloc(struct th_worker *self)
 	return calloc(1, sizeof(struct th_task));
 }
 
-static void task_free(struct th_task *t)
+static void task_free_struct(struct th_task *t)
 {
 #ifndef __SANITIZE_ADDRESS__
 	struct th_worker *self = th__self_worker();
@@ -85,6 +117,12 @@ static void task_free(struct th_task *t)
 	}
 #endif
 	free(t);
+}
+
+static void task_free(struct th_task *t)
+{
+	atomic_store_explicit(&t->magic, TH_TASK_DEAD, memory_order_relaxed);
+	task_free_struct(t);
 }
 
 void th__free_task_cache(struct th_worker *w)
@@ -126,6 +164,7 @@ static th_task *spawn(int home, bool sticky, th_fn fn, void *arg, struct th_grou
 	t->group = g;
 	atomic_init(&t->refs, g ? 1 : 2);
 	atomic_init(&t->state, TH_RUNNABLE);
+	atomic_init(&t->magic, TH_TASK_LIVE);
 	t->home = home;
 	t->sticky = sticky;
 	t->spawn_worker = self ? self->index : -1;
@@ -206,7 +245,7 @@ void th__task_finish_at(struct th_task *t, void *result, uint64_t done_ns)
 	}
 }
 
-void th_wait(th_task *t)
+static void wait_done(th_task *t)
 {
 	if (atomic_load_explicit(&t->state, memory_order_acquire) == TH_DONE)
 		return;
@@ -218,20 +257,34 @@ void th_wait(th_task *t)
 	th_block(&t->done_lock, &t->done_waiters);
 }
 
+void th_wait(th_task *t)
+{
+	check_handle(t, "th_wait");
+	wait_done(t);
+}
+
 void *th_fetch(th_task *t)
 {
-	th_wait(t);
+	check_handle(t, "th_fetch");
+	wait_done(t);
 	return t->result;
 }
 
+/* The exchange makes a second free abort even when two threads race to it. */
 void th_task_free(th_task *t)
 {
-	if (t)
-		release(t);
+	if (!t)
+		return;
+	uint32_t was = TH_TASK_LIVE;
+	if (!atomic_compare_exchange_strong(&t->magic, &was, TH_TASK_HANDLE_FREED))
+		check_handle(t, "th_task_free");
+	release(t);
 }
 
 void th_task_stats(const th_task *t, struct th_task_stats *o)
 {
+	if (t != th_self_task()) /* a task may read its own after main freed the handle */
+		check_handle(t, "th_task_stats");
 	memset(o, 0, sizeof(*o));
 	o->id = t->id;
 	o->spawn_worker = t->spawn_worker;

@@ -29,7 +29,7 @@ struct th_config {
 	int workers;            /* N > 0, TH_WORKERS_AUTO or TH_WORKERS_CORES */
 	const char *policy;     /* see th_policy_names(); NULL means "shared" */
 	bool pin;               /* pin worker i to the i-th allowed CPU */
-	size_t stack_size;      /* bytes per task stack; 0 means 256 KiB */
+	size_t stack_size;      /* bytes per task stack, 16 KiB..1 GiB; 0 means 256 KiB */
 	uint64_t seed;          /* run seed: task RNGs and random placement */
 	enum th_placement placement; /* where tasks spawned without a worker start */
 	size_t run_log_cap;     /* >0: each worker logs up to this many task runs */
@@ -46,7 +46,8 @@ int th_parse_workers(const char *text, int *workers);
  * bad worker count, pinning refused, ...). One runtime per process at a time. */
 int th_runtime_start(const struct th_config *cfg);
 
-/* Waits until every spawned task is done, then stops and joins the workers. */
+/* Waits until every spawned task is done, then stops and joins the workers.
+ * Called from inside a task it would wait for itself: it aborts with a message. */
 void th_runtime_stop(void);
 
 /* The message of the last failed call in this thread, e.g. "unknown policy 'x'". */
@@ -81,7 +82,9 @@ void th_yield(void);
 /* wait/fetch: from a task it blocks only the task; from a thread, the thread. */
 void th_wait(th_task *t);
 void *th_fetch(th_task *t);
-/* Drops the caller's handle; the task itself runs to completion regardless. */
+/* Drops the caller's handle; the task itself runs to completion regardless.
+ * A NULL handle, a freed one (a second free, a fetch after free) make th_wait,
+ * th_fetch and th_task_free abort with a message. */
 void th_task_free(th_task *t);
 
 th_task *th_self_task(void);   /* NULL outside a task */
