@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,16 +32,19 @@ static int split_path(const char *target, char *parent, size_t plen, char *base,
 
 int fs_stage_begin(struct fs_stage *s, const char *target, char *err, size_t errlen)
 {
-	char parent[4096], base[256];
+	char parent[4096], base[256], real[PATH_MAX];
 	memset(s, 0, sizeof(*s));
-	if (split_path(target, parent, sizeof(parent), base, sizeof(base)) ||
-	    snprintf(s->target, sizeof(s->target), "%s", target) >= (int)sizeof(s->target)) {
-		snprintf(err, errlen, "%s: not a usable directory name", target);
-		return -1;
-	}
 	struct stat st;
 	if (stat(target, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "cannot write the report into %s: not a directory", target);
+		return -1;
+	}
+	/* "." or "a/.." have no name to swap: an existing directory goes by its real path */
+	if (stat(target, &st) == 0 && realpath(target, real))
+		target = real;
+	if (split_path(target, parent, sizeof(parent), base, sizeof(base)) ||
+	    snprintf(s->target, sizeof(s->target), "%s", target) >= (int)sizeof(s->target)) {
+		snprintf(err, errlen, "%s: not a usable directory name", target);
 		return -1;
 	}
 	if (fs_mkdir_p(parent, err, errlen))
@@ -106,11 +110,22 @@ static int check_staged(const struct fs_stage *s, char *err, size_t errlen)
 	return rc;
 }
 
+/* Whether dir is the working directory: swapping it would leave the shell that ran taskhop
+ * in a deleted directory, so its files are replaced one by one instead. */
+static bool is_cwd(const char *dir)
+{
+	struct stat a, b;
+	return stat(dir, &a) == 0 && stat(".", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* The old directory's files the new report does not replace (run.json next to a report,
  * notes) are carried over as hard links. Returns 1 when the old directory holds anything
- * but regular files (a subdirectory: it is not a report directory, and is not swapped). */
+ * but regular files (a subdirectory: it is not a report directory, and is not swapped) or
+ * is the working directory. */
 static int carry_over(const struct fs_stage *s, char *err, size_t errlen)
 {
+	if (is_cwd(s->target))
+		return 1;
 	DIR *d = opendir(s->target);
 	if (!d)
 		return errno == ENOENT ? 0 : (snprintf(err, errlen, "cannot read %s: %s", s->target,
