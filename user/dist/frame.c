@@ -214,10 +214,11 @@ void *th_call_body_build(const void *const *args, const size_t *lens, uint32_t c
 int th_call_body_split(const void *body, size_t len, uint32_t *count, const void ***args,
 		       size_t **lens, char *err, size_t errlen)
 {
-	const char *p = body, *end = p + len;
 	uint32_t n;
+	/* a CALL without a body has body == NULL: no pointer arithmetic on it before this */
 	if (len < sizeof n)
 		return fail(err, errlen, "call body of %zu bytes has no input count", len);
+	const char *p = body, *end = p + len;
 	memcpy(&n, p, sizeof n);
 	p += sizeof n;
 	/* each input needs at least its 8-byte length: bounds n before allocating */
