@@ -12,7 +12,8 @@ for bin in "$@"; do
 	artifacts=$(dirname "$bin")/artifacts/$name
 	mkdir -p "$artifacts"
 	log=$(dirname "$bin")/$name.log
-	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	# a single allocation over 256 MiB from a small input is a finding (a length taken on trust)
+	"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 -print_final_stats=1 \
 		-artifact_prefix="$artifacts/" "$work" >"$log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

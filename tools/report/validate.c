@@ -3,6 +3,7 @@
 #include "report/report.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "record.h"
@@ -25,10 +26,15 @@ struct vctx {
 	double workers; /* worker_count of the run being checked */
 };
 
-static int fail(struct vctx *c, const char *fmt, const char *field, const char *detail)
+/* "run 2 task 3: " + what. Returns -1. */
+static int fail(struct vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct vctx *c, const char *fmt, ...)
 {
 	char what[256];
-	snprintf(what, sizeof(what), fmt, field, detail);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	snprintf(c->err, c->errlen, "%s: %s", c->where, what);
 	return -1;
 }
@@ -73,13 +79,13 @@ static int check_num(struct vctx *c, const struct json *o, const char *field, bo
 static int check_text(struct vctx *c, const struct json *v, const char *field, bool name)
 {
 	if (!v || v->type != JSON_STR)
-		return fail(c, "'%s' must be a string%s", field, "");
+		return fail(c, "'%s' must be a string", field);
 	size_t len = strlen(v->str);
 	if (name && len > MAX_NAME)
-		return fail(c, "'%s' is longer than %s characters", field, "64");
+		return fail(c, "'%s' is longer than %d characters", field, MAX_NAME);
 	for (const unsigned char *s = (const unsigned char *)v->str; *s; s++)
 		if ((*s < 0x20 || *s == 0x7f) && (name || (*s != '\n' && *s != '\t')))
-			return fail(c, "'%s' contains a control character%s", field, "");
+			return fail(c, "'%s' contains a control character", field);
 	return 0;
 }
 
@@ -94,7 +100,7 @@ static int check_array(struct vctx *c, const struct json *v, const char *field, 
 	if (nullable && json_is_null(v) && v)
 		return 0;
 	if (!v || v->type != JSON_ARR)
-		return fail(c, "'%s' must be an array%s", field, "");
+		return fail(c, "'%s' must be an array", field);
 	return 0;
 }
 
@@ -119,7 +125,7 @@ static int check_task(struct vctx *c, const struct json *t)
 			return -1;
 	/* a task hops between workers only when it runs again */
 	if (json_get_num(t, "worker_hops", 0) > json_get_num(t, "runs", 0))
-		return fail(c, "'%s' exceeds '%s'", "worker_hops", "runs");
+		return fail(c, "'worker_hops' exceeds 'runs'");
 	const struct json *cpus = json_get(t, "cpus_visited"), *means = json_get(t, "means");
 	if (check_array(c, cpus, "cpus_visited", true))
 		return -1;
@@ -134,7 +140,7 @@ static int check_task(struct vctx *c, const struct json *t)
 	if (check_array(c, means, "means", false))
 		return -1;
 	if (json_len(means) > MAX_MEANS)
-		return fail(c, "'%s' has more than %s entries", "means", "10");
+		return fail(c, "'means' has more than %d entries", MAX_MEANS);
 	for (size_t i = 0; i < json_len(means); i++)
 		if (check_value(c, json_at(means, i), "means", false, false, 0, 1))
 			return -1;
@@ -164,7 +170,7 @@ static int check_timeline_rows(struct vctx *c, const struct json *rows, const ch
 	for (size_t i = 0; i < json_len(rows); i++) {
 		const struct json *r = json_at(rows, i);
 		if (r->type != JSON_ARR || r->n != 5)
-			return fail(c, "'%s' rows must be arrays of 5 numbers%s", field, "");
+			return fail(c, "'%s' rows must be arrays of 5 numbers", field);
 		for (size_t k = 0; k < 5; k++) {
 			double lo = -MAX_SECONDS, hi = MAX_SECONDS;
 			bool whole = kind[k] != 's';
@@ -187,7 +193,7 @@ static int check_timeline(struct vctx *c, const struct json *tl)
 	if (!tl || json_is_null(tl))
 		return 0;
 	if (tl->type != JSON_OBJ)
-		return fail(c, "'%s' must be an object%s", "timeline", "");
+		return fail(c, "'timeline' must be an object");
 	if (json_get(tl, "runs") && check_timeline_rows(c, json_get(tl, "runs"), "timeline runs", runs))
 		return -1;
 	if (json_get(tl, "migrations") &&
@@ -208,7 +214,7 @@ static int check_run(struct vctx *c, const struct json *run)
 	const struct json *seed = json_get(run, "seed");
 	unsigned long long s;
 	if (!json_as_u64(seed, &s))
-		return fail(c, "'%s' must be a whole number in [0, 2^64-1]%s", "seed", "");
+		return fail(c, "'seed' must be a whole number in [0, 2^64-1]");
 	for (int i = 0; secs[i]; i++)
 		if (check_num(c, run, secs[i], true, false, 0, MAX_SECONDS))
 			return -1;
@@ -218,7 +224,7 @@ static int check_run(struct vctx *c, const struct json *run)
 	const struct json *bpf = json_get(run, "bpf");
 	if (!bpf || bpf->type != JSON_OBJ || !json_get(bpf, "enabled") ||
 	    json_get(bpf, "enabled")->type != JSON_BOOL)
-		return fail(c, "'%s' must be {\"enabled\": true|false, ...}%s", "bpf", "");
+		return fail(c, "'bpf' must be {\"enabled\": true|false, ...}");
 	if (json_get(bpf, "lost_events") && check_num(c, bpf, "lost_events", true, true, 0, MAX_EXACT))
 		return -1;
 	const struct json *opts = json_get(run, "options");
@@ -228,7 +234,7 @@ static int check_run(struct vctx *c, const struct json *run)
 	c->workers = json_get_num(run, "worker_count", 1);
 	const struct json *ws = json_get(run, "workers");
 	if (json_len(ws) != (size_t)c->workers)
-		return fail(c, "'%s' must have one entry per worker (worker_count)%s", "workers", "");
+		return fail(c, "'workers' must have one entry per worker (worker_count)");
 	return check_timeline(c, json_get(run, "timeline"));
 }
 
@@ -248,7 +254,7 @@ static int check_run_parts(struct vctx *c, const struct json *run, size_t r)
 {
 	const struct json *tasks = json_get(run, "tasks"), *ws = json_get(run, "workers");
 	if (tasks->type != JSON_ARR || ws->type != JSON_ARR)
-		return fail(c, "'%s' and 'workers' must be arrays%s", "tasks", "");
+		return fail(c, "'tasks' and 'workers' must be arrays");
 	if (check_run(c, run))
 		return -1;
 	for (size_t k = 0; k < tasks->n; k++) {
@@ -292,7 +298,7 @@ static int check_policy_count(struct vctx *c, const struct json *runs)
 		if (k < n)
 			continue;
 		if (n == MAX_POLICIES) {
-			snprintf(c->err, c->errlen, "run %zu: more than 32 policies in one report", i + 1);
+			snprintf(c->err, c->errlen, "run %zu: more than %d policies in one report", i + 1, MAX_POLICIES);
 			return -1;
 		}
 		seen[n++] = p;
