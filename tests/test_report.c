@@ -654,6 +654,9 @@ static void report_into_a_directory_named_with_quotes_draws_every_figure(void **
 
 /* ---- a full disk ------------------------------------------------------------------ */
 
+/* The tmpfs a test mounted, unmounted by the teardown even when the test failed. */
+static char mounted[64];
+
 /* A tmpfs of size bytes mounted on a fresh directory; skips the test without root. */
 static void mount_small_fs(char *dir, const char *size)
 {
@@ -664,12 +667,22 @@ static void mount_small_fs(char *dir, const char *size)
 		rmdir(dir);
 		skip();
 	}
+	snprintf(mounted, sizeof(mounted), "%s", dir);
 }
 
 static void unmount_small_fs(const char *dir)
 {
 	umount2(dir, MNT_DETACH);
 	rmdir(dir);
+	mounted[0] = 0;
+}
+
+static int unmount_leftover(void **state)
+{
+	(void)state;
+	if (mounted[0])
+		unmount_small_fs(mounted);
+	return 0;
 }
 
 /* Fills the filesystem of dir, then frees `keep` bytes. */
@@ -913,9 +926,9 @@ int main(void)
 		cmocka_unit_test(fig_quote_keeps_quotes_and_backslashes_and_flattens_newlines),
 		cmocka_unit_test(hostile_names_reach_gnuplot_only_as_quoted_text),
 		cmocka_unit_test(report_into_a_directory_named_with_quotes_draws_every_figure),
-		cmocka_unit_test(full_disk_leaves_the_old_report_intact),
-		cmocka_unit_test(gnuplot_writing_into_a_full_disk_is_an_error),
-		cmocka_unit_test(unwritable_target_leaves_the_old_report_intact),
+		cmocka_unit_test_teardown(full_disk_leaves_the_old_report_intact, unmount_leftover),
+		cmocka_unit_test_teardown(gnuplot_writing_into_a_full_disk_is_an_error, unmount_leftover),
+		cmocka_unit_test_teardown(unwritable_target_leaves_the_old_report_intact, unmount_leftover),
 		cmocka_unit_test(rewriting_a_report_keeps_foreign_files),
 		cmocka_unit_test(seed_2_64_minus_59_round_trips_through_run_and_report),
 		cmocka_unit_test(report_with_a_newline_in_a_name_is_refused_in_one_line),
