@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -17,6 +19,7 @@
 #include "report/json.h"
 #include "report/report.h"
 #include "report/stats.h"
+#include "workload.h"
 
 /* cmocka 1.1 has no double comparison. */
 #define assert_near(a, b, eps)                                                        \
@@ -367,6 +370,539 @@ static void text_table_shows_ratio_to_ideal_and_sticky(void **state)
 	json_free(r);
 }
 
+/* ---- hostile reports ---------------------------------------------------------- */
+
+/* Sets a member of a task / run reached by path-like indices: the fake report's run r. */
+static struct json *run_of(struct json *r, size_t i)
+{
+	return (struct json *)json_at(json_get(r, "runs"), i);
+}
+
+static struct json *task_of(struct json *r, size_t run, size_t task)
+{
+	return (struct json *)json_at(json_get(run_of(r, run), "tasks"), task);
+}
+
+static void expect_refused(struct json *r, const char *msg)
+{
+	char err[256] = "";
+	if (report_validate(r, err, sizeof(err)) == 0)
+		fail_msg("accepted a report that must be refused with \"%s\"", msg);
+	if (!strstr(err, msg))
+		fail_msg("error \"%s\" does not say \"%s\"", err, msg);
+	assert_null(strchr(err, '\n'));
+	json_free(r);
+}
+
+static void validate_refuses_more_than_ten_means(void **state)
+{
+	(void)state;
+	struct json *r = fake_report(true);
+	struct json *means = (struct json *)json_get(task_of(r, 1, 0), "means");
+	json_push(means, json_num(0.5));
+	expect_refused(r, "run 2 task 1: 'means' has more than 10 entries");
+}
+
+static void validate_refuses_extreme_histogram_values(void **state)
+{
+	(void)state;
+	const double bad[] = { 1e308, -1e308, -0.5, 2 };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json *r = fake_report(true);
+		struct json *means = (struct json *)json_get(task_of(r, 0, 2), "means");
+		means->items[3]->num = bad[i];
+		expect_refused(r, "run 1 task 3: 'means' must be a number in [0, 1]");
+	}
+}
+
+static struct json *timeline_row(struct json *r, size_t run, const char *which, size_t row)
+{
+	return (struct json *)json_at(json_get(json_get(run_of(r, run), "timeline"), which), row);
+}
+
+static void validate_refuses_timeline_cpu_and_worker_of_2e9(void **state)
+{
+	(void)state;
+	struct json *r = fake_report(true);
+	timeline_row(r, 0, "runs", 1)->items[2]->num = 2e9;
+	expect_refused(r, "run 1: 'timeline runs' must be a whole number in [-1, 1023], not 2000000000");
+	r = fake_report(true);
+	timeline_row(r, 2, "runs", 0)->items[1]->num = 2e9;
+	expect_refused(r, "run 3: 'timeline runs' must be a whole number in [-1, 1], not 2000000000");
+	r = fake_report(true);
+	struct json *m = json_arr();
+	const double row[] = { 0.1, 0, 1, 0, 2e9 };
+	for (int k = 0; k < 5; k++)
+		json_push(m, json_num(row[k]));
+	json_push((struct json *)json_get(json_get(run_of(r, 1), "timeline"), "migrations"), m);
+	expect_refused(r, "run 2: 'timeline migrations' must be a whole number in [-1, 1023]");
+	/* a row too short to hold [task, worker, cpu, start, end] */
+	r = fake_report(true);
+	struct json *row0 = timeline_row(r, 0, "runs", 0);
+	json_free(row0->items[--row0->n]);
+	expect_refused(r, "run 1: 'timeline runs' rows must be arrays of 5 numbers");
+}
+
+static void validate_refuses_workers_outside_worker_count(void **state)
+{
+	(void)state;
+	struct json *r = fake_report(true);
+	json_set_num(task_of(r, 0, 1), "first_worker", 2);
+	expect_refused(r, "run 1 task 2: 'first_worker' must be a whole number in [-1, 1], not 2");
+	r = fake_report(true);
+	json_set_num(run_of(r, 3), "worker_count", 2e9);
+	expect_refused(r, "run 4: 'worker_count' must be a whole number in [1, 256]");
+	r = fake_report(true);
+	json_set_num(run_of(r, 0), "worker_count", 1);
+	expect_refused(r, "run 1: 'workers' must have one entry per worker");
+	r = fake_report(true);
+	json_set_num(task_of(r, 0, 0), "worker_hops", 12);
+	expect_refused(r, "run 1 task 1: 'worker_hops' exceeds 'runs'");
+	r = fake_report(true);
+	json_set_num(task_of(r, 0, 0), "id", 1e300);
+	expect_refused(r, "run 1 task 1: 'id' must be a whole number in [0, 9007199254740992]");
+	r = fake_report(true);
+	json_set_num(task_of(r, 0, 0), "id", 2.5);
+	expect_refused(r, "run 1 task 1: 'id' must be a whole number");
+}
+
+/* Ids beyond 2^31 are valid (the runtime counts tasks in 64 bits): the trace keeps them
+ * exact instead of wrapping them through an int. */
+static void trace_keeps_task_ids_beyond_int_range(void **state)
+{
+	(void)state;
+	struct json *r = fake_report(true);
+	const double big = 30000000001.0;
+	json_set_num(task_of(r, 0, 0), "id", big);
+	timeline_row(r, 0, "runs", 0)->items[0]->num = big;
+	char err[256];
+	assert_int_equal(report_validate(r, err, sizeof(err)), 0);
+	struct json *trace = report_trace(r);
+	const struct json *ev = json_get(trace, "traceEvents");
+	int found = 0;
+	for (size_t i = 0; i < json_len(ev); i++) {
+		const struct json *e = json_at(ev, i);
+		if (strcmp(json_get_str(e, "name", ""), "worker 0, CPU 0") == 0 &&
+		    json_get_num(e, "tid", 0) == big + 3000)
+			found++;
+	}
+	assert_int_equal(found, 1);
+	json_free(trace);
+	json_free(r);
+}
+
+static void validate_refuses_control_characters_in_names(void **state)
+{
+	(void)state;
+	struct json *r = fake_report(true);
+	json_set_str(run_of(r, 0), "policy", "x\nsystem \"touch /tmp/th_pwned_nl\"");
+	expect_refused(r, "run 1: 'policy' contains a control character");
+	r = fake_report(true);
+	json_set_str(task_of(r, 1, 1), "label", "\x1b]2;title\x07");
+	expect_refused(r, "run 2 task 2: 'label' contains a control character");
+}
+
+static void seed_above_2_53_round_trips_exactly(void **state)
+{
+	(void)state;
+	const char *text = "{\"seed\": 18446744073709551557, \"small\": 9007199254740993, \"neg\": -3}";
+	char err[256];
+	struct json *v = json_parse(text, strlen(text), err, sizeof(err));
+	assert_non_null(v);
+	unsigned long long seed = 0;
+	assert_true(json_as_u64(json_get(v, "seed"), &seed));
+	assert_true(seed == 18446744073709551557ull);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	json_write(f, v, 0);
+	fclose(f);
+	assert_string_equal(out, "{\"seed\":18446744073709551557,\"small\":9007199254740993,\"neg\":-3}");
+	free(out);
+	/* a copy keeps it too, and 2^64 itself is not an exact integer any more */
+	struct json *c = json_clone(v);
+	assert_true(json_as_u64(json_get(c, "seed"), &seed) && seed == 18446744073709551557ull);
+	json_free(c);
+	json_free(v);
+	v = json_parse("18446744073709551616", 20, err, sizeof(err));
+	assert_false(json_as_u64(v, &seed));
+	json_free(v);
+}
+
+static void renderings_print_the_exact_seed(void **state)
+{
+	(void)state;
+	struct json *r = fake_report(true);
+	json_set_u64(run_of(r, 0), "seed", 18446744073709551557ull);
+	char *md = NULL, *csv = NULL;
+	size_t l1, l2;
+	FILE *f1 = open_memstream(&md, &l1), *f2 = open_memstream(&csv, &l2);
+	report_markdown(r, NULL, f1);
+	report_csv(r, f2);
+	fclose(f1);
+	fclose(f2);
+	assert_non_null(strstr(md, "| 1 | sticky | 18446744073709551557 |"));
+	assert_non_null(strstr(csv, "1,\"sticky\",18446744073709551557,2,"));
+	struct json *trace = report_trace(r);
+	char *tr = NULL;
+	size_t l3;
+	FILE *f3 = open_memstream(&tr, &l3);
+	json_write(f3, trace, 0);
+	fclose(f3);
+	assert_non_null(strstr(tr, "seed 18446744073709551557"));
+	free(md);
+	free(csv);
+	free(tr);
+	json_free(trace);
+	json_free(r);
+}
+
+/* ---- hostile strings and gnuplot ------------------------------------------------ */
+
+static bool file_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+static void rm_rf(const char *dir)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void fig_quote_keeps_quotes_and_backslashes_and_flattens_newlines(void **state)
+{
+	(void)state;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	fig_quote(f, "it's \"a\" \\ `b` @c\nEOD\r\x1b");
+	fclose(f);
+	assert_string_equal(out, "'it''s \"a\" \\ `b` @c EOD  '");
+	free(out);
+}
+
+static const char *const pwned[] = { "/tmp/th_pwned_w", "/tmp/th_pwned_a", "/tmp/th_pwned_b",
+				     "/tmp/th_pwned_l", "/tmp/th_pwned_s" };
+
+/* A report whose names try every way out of a gnuplot string. */
+static struct json *hostile_report(const char *workload)
+{
+	static const char *const policies[] = {
+		"p\"; system(\"touch /tmp/th_pwned_a\") #",
+		"it's `touch /tmp/th_pwned_b` \\ EOD",
+		"EOD",
+		"serial",
+	};
+	char *argv[] = { "taskhop", "compare" };
+	struct json *r = report_new(workload, NULL, 2, argv);
+	struct json *runs = (struct json *)json_get(r, "runs");
+	for (int p = 0; p < 4; p++) {
+		struct json *run = fake_run(policies[p], p + 1, 1.0 + p, true);
+		json_set_str(run, "workload", workload);
+		json_set_str((struct json *)json_at(json_get(run, "tasks"), 1), "label",
+			     "l'); system('touch /tmp/th_pwned_l");
+		json_push(runs, run);
+	}
+	report_aggregate(r);
+	return r;
+}
+
+static void hostile_names_reach_gnuplot_only_as_quoted_text(void **state)
+{
+	(void)state;
+	const char *workloads[] = { "darts", "x' . system('touch /tmp/th_pwned_w') . '",
+				    "w\\' . system(\"touch /tmp/th_pwned_s\") . \\'" };
+	for (size_t w = 0; w < 3; w++) {
+		for (size_t i = 0; i < sizeof(pwned) / sizeof(pwned[0]); i++)
+			unlink(pwned[i]);
+		char dir[] = "/tmp/th_test_report_XXXXXX", err[512];
+		assert_non_null(mkdtemp(dir));
+		struct json *r = hostile_report(workloads[w]);
+		if (report_write_all(r, dir, true, err, sizeof(err)))
+			fail_msg("hostile report not written: %s", err);
+		for (size_t i = 0; i < sizeof(pwned) / sizeof(pwned[0]); i++)
+			if (file_exists(pwned[i]))
+				fail_msg("gnuplot ran a command from the report: %s exists", pwned[i]);
+		/* the figures are drawn, with the names as plain text */
+		assert_true(file_starts_with(dir, "returns.svg", "touch /tmp/th_pwned_a"));
+		assert_true(file_starts_with(dir, "migrations.svg", "</svg>"));
+		assert_true(file_starts_with(dir, "speedup.svg", "touch /tmp/th_pwned_b"));
+		if (w == 0)
+			assert_true(file_starts_with(dir, "histogram.svg", "touch /tmp/th_pwned_a"));
+		json_free(r);
+		rm_rf(dir);
+	}
+}
+
+static void report_into_a_directory_named_with_quotes_draws_every_figure(void **state)
+{
+	(void)state;
+	char base[] = "/tmp/th_test_report_XXXXXX", dir[256], err[512];
+	assert_non_null(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s/it's \"quoted\" `x`", base);
+	struct json *r = fake_report(true);
+	if (report_write_all(r, dir, true, err, sizeof(err)))
+		fail_msg("not written: %s", err);
+	assert_true(file_starts_with(dir, "returns.svg", "</svg>"));
+	assert_true(file_starts_with(dir, "migrations.svg", "</svg>"));
+	assert_true(file_starts_with(dir, "histogram.svg", "</svg>"));
+	json_free(r);
+	rm_rf(base);
+}
+
+/* ---- a full disk ------------------------------------------------------------------ */
+
+/* The tmpfs a test mounted, unmounted by the teardown even when the test failed. */
+static char mounted[64];
+
+/* A tmpfs of size bytes mounted on a fresh directory; skips the test without root. */
+static void mount_small_fs(char *dir, const char *size)
+{
+	assert_non_null(mkdtemp(dir));
+	char opts[64];
+	snprintf(opts, sizeof(opts), "size=%s,mode=0755", size);
+	if (mount("th_test", dir, "tmpfs", 0, opts) != 0) {
+		rmdir(dir);
+		skip();
+	}
+	snprintf(mounted, sizeof(mounted), "%s", dir);
+}
+
+static void unmount_small_fs(const char *dir)
+{
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+	mounted[0] = 0;
+}
+
+static int unmount_leftover(void **state)
+{
+	(void)state;
+	if (mounted[0])
+		unmount_small_fs(mounted);
+	return 0;
+}
+
+/* Fills the filesystem of dir, then frees `keep` bytes. */
+static void fill_fs(const char *dir, long keep)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/filler", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	setvbuf(f, NULL, _IONBF, 0);
+	static char block[4096];
+	while (fwrite(block, 1, sizeof(block), f) == sizeof(block))
+		;
+	long size = ftell(f);
+	fclose(f);
+	assert_int_equal(truncate(path, size > keep ? size - keep : 0), 0);
+}
+
+static char *slurp_file(const char *dir, const char *name)
+{
+	char path[512], err[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return fs_read_all(path, NULL, err, sizeof(err));
+}
+
+static const char *const report_files[] = { "report.json", "report.md", "report.html", "runs.csv",
+					    "trace.json", "returns.svg", "migrations.svg",
+					    "histogram.svg", NULL };
+
+static void expect_old_report_intact(const char *dir, char *const *old)
+{
+	for (int i = 0; report_files[i]; i++) {
+		char *now = slurp_file(dir, report_files[i]);
+		if (!now || strcmp(now, old[i]) != 0)
+			fail_msg("%s/%s changed although the new report failed", dir, report_files[i]);
+		free(now);
+	}
+}
+
+/* Only the report and the filler: no staging directory or temp file left behind. */
+static void expect_no_leftovers(const char *fs)
+{
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "test \"$(ls -A '%s' | tr '\\n' ' ')\" = 'filler rep '", fs);
+	if (system(cmd) != 0)
+		fail_msg("leftovers in %s", fs);
+}
+
+static void full_disk_leaves_the_old_report_intact(void **state)
+{
+	(void)state;
+	char fs[] = "/tmp/th_test_fullfs_XXXXXX", dir[256], err[512];
+	mount_small_fs(fs, "4m");
+	snprintf(dir, sizeof(dir), "%s/rep", fs);
+	struct json *r = fake_report(true);
+	assert_int_equal(report_write_all(r, dir, true, err, sizeof(err)), 0);
+	char *old[16] = { 0 };
+	for (int i = 0; report_files[i]; i++)
+		assert_non_null(old[i] = slurp_file(dir, report_files[i]));
+	/* the new report differs in every file, and finds room for some files only */
+	struct json *r2 = fake_report(false);
+	json_set_str(r2, "workload", "darts");
+	const long room[] = { 0, 8192, 40960, 98304 };
+	for (size_t k = 0; k < sizeof(room) / sizeof(room[0]); k++) {
+		fill_fs(fs, room[k]);
+		err[0] = 0;
+		if (report_write_all(r2, dir, true, err, sizeof(err)) == 0)
+			fail_msg("a report was written into a full filesystem (%ld bytes free)", room[k]);
+		/* the error names a file of the target and why */
+		if (!strstr(err, dir) || !(strstr(err, "No space left") || strstr(err, "truncated") ||
+					   strstr(err, "empty")))
+			fail_msg("unclear error: %s", err);
+		assert_null(strchr(err, '\n'));
+		expect_old_report_intact(dir, old);
+		expect_no_leftovers(fs);
+	}
+	for (int i = 0; report_files[i]; i++)
+		free(old[i]);
+	json_free(r);
+	json_free(r2);
+	unmount_small_fs(fs);
+}
+
+static void gnuplot_writing_into_a_full_disk_is_an_error(void **state)
+{
+	(void)state;
+	char fs[] = "/tmp/th_test_fullfs_XXXXXX", err[512] = "";
+	mount_small_fs(fs, "1m");
+	fill_fs(fs, 4096);
+	const char *script = "set title 'a figure larger than the room left'\n"
+			     "plot for [i=1:200] sin(x*i) title sprintf('series %d', i)\n";
+	int rc = fig_gnuplot(fs, "big.svg", 900, 520, script, err, sizeof(err));
+	if (rc == 0)
+		fail_msg("fig_gnuplot reported success for a truncated SVG");
+	assert_int_equal(rc, FIG_WRITE_FAILED);
+	assert_non_null(strstr(err, "big.svg"));
+	char path[300];
+	snprintf(path, sizeof(path), "%s/big.svg", fs);
+	assert_false(file_exists(path));
+	unmount_small_fs(fs);
+}
+
+static void unwritable_target_leaves_the_old_report_intact(void **state)
+{
+	(void)state;
+	char base[] = "/tmp/th_test_report_XXXXXX", dir[300], err[512];
+	assert_non_null(mkdtemp(base));
+	/* a file where the directory should be */
+	snprintf(dir, sizeof(dir), "%s/file", base);
+	assert_int_equal(fs_write_string(dir, "x", err, sizeof(err)), 0);
+	struct json *r = fake_report(true);
+	assert_int_equal(report_write_all(r, dir, true, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, dir));
+	assert_non_null(strstr(err, "not a directory"));
+	rm_rf(base);
+	/* a read-only filesystem (root only: permissions do not stop root) */
+	char fs[] = "/tmp/th_test_rofs_XXXXXX";
+	mount_small_fs(fs, "4m");
+	snprintf(dir, sizeof(dir), "%s/rep", fs);
+	assert_int_equal(report_write_all(r, dir, true, err, sizeof(err)), 0);
+	char *old[16] = { 0 };
+	for (int i = 0; report_files[i]; i++)
+		assert_non_null(old[i] = slurp_file(dir, report_files[i]));
+	assert_int_equal(mount(NULL, fs, NULL, MS_REMOUNT | MS_RDONLY, NULL), 0);
+	struct json *r2 = fake_report(false);
+	assert_int_equal(report_write_all(r2, dir, true, err, sizeof(err)), -1);
+	if (!strstr(err, fs) || !strstr(err, "Read-only file system"))
+		fail_msg("unclear error: %s", err);
+	expect_old_report_intact(dir, old);
+	for (int i = 0; report_files[i]; i++)
+		free(old[i]);
+	json_free(r);
+	json_free(r2);
+	unmount_small_fs(fs);
+}
+
+/* Files of a report directory that the report does not write stay; stale figures go. */
+static void rewriting_a_report_keeps_foreign_files(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/th_test_report_XXXXXX", path[300], err[512];
+	assert_non_null(mkdtemp(dir));
+	struct json *r = fake_report(true);
+	assert_int_equal(report_write_all(r, dir, true, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	assert_int_equal(fs_write_string(path, "mine", err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/old.svg", dir);
+	assert_int_equal(fs_write_string(path, "<svg>", err, sizeof(err)), 0);
+	assert_int_equal(report_write_all(r, dir, false, err, sizeof(err)), 0);
+	assert_true(file_starts_with(dir, "notes.txt", "mine"));
+	assert_true(file_starts_with(dir, "report.json", "taskhop_report"));
+	assert_false(file_exists(path));
+	json_free(r);
+	rm_rf(dir);
+}
+
+/* ---- the command line ------------------------------------------------------------- */
+
+static const char *taskhop_bin(char *buf, size_t len)
+{
+	const char *env = getenv("TASKHOP_BIN");
+	if (env && *env)
+		return env;
+	char self[256] = "";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	char *slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(buf, len, "%s/../taskhop", self);
+	return buf;
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void seed_2_64_minus_59_round_trips_through_run_and_report(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/th_test_report_XXXXXX", bin[300];
+	assert_non_null(mkdtemp(dir));
+	const char *tb = taskhop_bin(bin, sizeof(bin));
+	assert_int_equal(sh("%s run darts --seed 18446744073709551557 --small 1e3 --large 1e4 --count 2 "
+			    "--no-bpf --quiet --json %s/run.json >/dev/null", tb, dir), 0);
+	assert_true(file_starts_with(dir, "run.json", "\"seed\": 18446744073709551557,"));
+	assert_int_equal(sh("%s report %s/run.json > %s/out.txt 2>&1", tb, dir, dir), 0);
+	assert_true(file_starts_with(dir, "out.txt", "seed=18446744073709551557"));
+	assert_true(file_starts_with(dir, "report.md", "| 18446744073709551557 |"));
+	assert_true(file_starts_with(dir, "runs.csv", ",18446744073709551557,"));
+	rm_rf(dir);
+}
+
+static void report_with_a_newline_in_a_name_is_refused_in_one_line(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/th_test_report_XXXXXX", bin[300], path[300], err[256];
+	assert_non_null(mkdtemp(dir));
+	unlink("/tmp/th_pwned_nl");
+	struct json *r = fake_report(true);
+	json_set_str(r, "workload", "d\nsystem \"touch /tmp/th_pwned_nl\"\n");
+	json_set_str(run_of(r, 0), "workload", "d\nsystem \"touch /tmp/th_pwned_nl\"\n");
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	assert_int_equal(json_write_file(path, r, 1, err, sizeof(err)), 0);
+	assert_int_equal(sh("%s report %s >/dev/null 2>%s/err.txt", taskhop_bin(bin, sizeof(bin)), dir, dir), 2);
+	assert_false(file_exists("/tmp/th_pwned_nl"));
+	assert_int_equal(sh("test $(wc -l < %s/err.txt) = 1", dir), 0);
+	assert_true(file_starts_with(dir, "err.txt", "report: 'workload' contains a control character"));
+	json_free(r);
+	rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +915,23 @@ int main(void)
 		cmocka_unit_test(validate_names_the_missing_field),
 		cmocka_unit_test(write_all_renders_every_file_from_the_json),
 		cmocka_unit_test(text_table_shows_ratio_to_ideal_and_sticky),
+		cmocka_unit_test(validate_refuses_more_than_ten_means),
+		cmocka_unit_test(validate_refuses_extreme_histogram_values),
+		cmocka_unit_test(validate_refuses_timeline_cpu_and_worker_of_2e9),
+		cmocka_unit_test(validate_refuses_workers_outside_worker_count),
+		cmocka_unit_test(trace_keeps_task_ids_beyond_int_range),
+		cmocka_unit_test(validate_refuses_control_characters_in_names),
+		cmocka_unit_test(seed_above_2_53_round_trips_exactly),
+		cmocka_unit_test(renderings_print_the_exact_seed),
+		cmocka_unit_test(fig_quote_keeps_quotes_and_backslashes_and_flattens_newlines),
+		cmocka_unit_test(hostile_names_reach_gnuplot_only_as_quoted_text),
+		cmocka_unit_test(report_into_a_directory_named_with_quotes_draws_every_figure),
+		cmocka_unit_test_teardown(full_disk_leaves_the_old_report_intact, unmount_leftover),
+		cmocka_unit_test_teardown(gnuplot_writing_into_a_full_disk_is_an_error, unmount_leftover),
+		cmocka_unit_test_teardown(unwritable_target_leaves_the_old_report_intact, unmount_leftover),
+		cmocka_unit_test(rewriting_a_report_keeps_foreign_files),
+		cmocka_unit_test(seed_2_64_minus_59_round_trips_through_run_and_report),
+		cmocka_unit_test(report_with_a_newline_in_a_name_is_refused_in_one_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,15 +144,16 @@ int cmd_report(int argc, char **argv)
 	if (!j)
 		return cli_usage("report", "%s", err);
 	bool single = !json_get(j, "taskhop_report") && json_get(j, "tasks");
-	if (single && !bench) {
-		report_run_text(j, stdout);
-		fputc('\n', stdout);
-	}
 	if (single)
 		j = report_from_run(j);
+	/* nothing of the file is printed or drawn before it passed */
 	if (report_validate(j, err, sizeof(err))) {
 		json_free(j);
 		return cli_usage("report", "%s: %s", path, err);
+	}
+	if (single && !bench) {
+		report_run_text(json_at(json_get(j, "runs"), 0), stdout);
+		fputc('\n', stdout);
 	}
 	/* Older or hand-edited reports: the policy figures are always recomputed from runs. */
 	report_aggregate(j);

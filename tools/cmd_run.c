@@ -338,7 +338,7 @@ static struct json *build_run(const struct cli_run *o, const struct wl_result *r
 	 * main thread, which ran the loop) */
 	json_set_num(run, "worker_count", workers);
 	json_set_bool(run, "pin", o->cfg.pin);
-	json_set_num(run, "seed", (double)o->cfg.seed);
+	json_set_u64(run, "seed", o->cfg.seed);
 	json_set_bool(bpf, "enabled", rec != NULL);
 	json_set(bpf, "lost_events", num_or_null(rec, rec ? (double)th_record_lost_events(rec) : 0));
 	json_set(run, "bpf", bpf);

@@ -9,6 +9,7 @@ PKGS=(
   openmpi-bin libopenmpi-dev gnuplot-nox
   golang-go libboost-fiber-dev libboost-context-dev
   linux-libc-dev util-linux python3
+  libclang-rt-dev  # clang's libFuzzer runtime, for make fuzz
 )
 
 missing=()

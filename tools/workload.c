@@ -92,15 +92,115 @@ int wl_parse_count(const char *text, double min, double *out)
 
 /* ---- figures ----------------------------------------------------------- */
 
+/* Gnuplot's single quotes are the only string form without substitutions: inside double
+ * quotes it runs `backquoted` shell commands and reads backslash escapes. Inside single
+ * quotes only '' (one quote) is special; a newline would end the command, so control
+ * characters (which have no printable form there) become spaces. A data block line can
+ * only end the block when it is exactly its end tag, so a quoted title ("EOD" included)
+ * can never end one: titles are never written inside blocks. */
+void fig_quote(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\'')
+			fputs("''", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fputc(' ', f);
+		else
+			fputc(*p, f);
+	}
+	fputc('\'', f);
+}
+
+static fig_runner_fn fig_runner;
+
+void fig_set_runner(fig_runner_fn fn)
+{
+	fig_runner = fn;
+}
+
+/* The child: gnuplot in dir reading the script from fd in, its messages to log. Working in
+ * dir means the output is named by its basename, which taskhop chose: a directory whose
+ * name holds a quote cannot break the "set output" line. */
+static void exec_gnuplot(const char *dir, int in, int log)
+{
+	dup2(in, 0);
+	dup2(log, 2);
+	if (chdir(dir) != 0) {
+		fprintf(stderr, "cannot enter %s: %s\n", dir, strerror(errno));
+		_exit(126);
+	}
+	execlp("gnuplot", "gnuplot", (char *)NULL);
+	fprintf(stderr, "taskhop: gnuplot not found (run 'make deps' to install gnuplot-nox)\n");
+	_exit(127);
+}
+
+/* The last non-blank line gnuplot wrote to its log (its error, when it failed). */
+static void last_log_line(FILE *log, char *last, size_t len)
+{
+	char line[256];
+	last[0] = 0;
+	rewind(log);
+	while (fgets(line, sizeof(line), log))
+		if (strspn(line, " \t\n^") != strlen(line))
+			snprintf(last, len, "%s", line);
+	last[strcspn(last, "\n")] = 0;
+}
+
+/* gnuplot exits 0 when its output cannot be written (a full disk, a quota): the SVG is
+ * complete only when it is not empty and ends with its closing tag. */
+static int check_svg(const char *path, char *why, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	char tail[65] = "";
+	long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+	if (size > 0 && fseek(f, size > 64 ? size - 64 : 0, SEEK_SET) == 0)
+		tail[fread(tail, 1, 64, f)] = 0;
+	fclose(f);
+	if (size <= 0)
+		snprintf(why, len, "gnuplot wrote an empty file");
+	else if (!strstr(tail, "</svg>"))
+		snprintf(why, len, "gnuplot wrote a truncated file (%ld bytes)", size);
+	else
+		return 0;
+	return -1;
+}
+
+static int wait_gnuplot(pid_t pid, FILE *log, const char *path, char *err, size_t errlen)
+{
+	int status;
+	char last[256], why[256];
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	last_log_line(log, last, sizeof(last));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(err, errlen, "gnuplot failed drawing %s (exit %d)%s%s", path,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, last[0] ? ": " : "", last);
+		return -1;
+	}
+	if (check_svg(path, why, sizeof(why))) {
+		snprintf(err, errlen, "cannot write %s: %s%s%s", path, why, last[0] ? "; gnuplot: " : "", last);
+		return FIG_WRITE_FAILED;
+	}
+	return 0;
+}
+
 int fig_gnuplot(const char *dir, const char *name, int width, int height, const char *script,
 		char *err, size_t errlen)
 {
-	char path[4096], tmp[4200];
+	char path[4096], tmp[4200], tmpname[128];
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
 		snprintf(err, errlen, "%s/%s: path too long", dir, name);
 		return -1;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	if (fig_runner)
+		return fig_runner(dir, name, script, err, errlen);
+	snprintf(tmpname, sizeof(tmpname), ".%s.tmp.%d", name, (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s/%s", dir, tmpname);
 	/* gnuplot's warnings (empty ranges of all-zero panels, ...) are noise on success;
 	 * they are kept in a temp file and the last line is shown only on failure. */
 	FILE *log = tmpfile();
@@ -120,13 +220,8 @@ int fig_gnuplot(const char *dir, const char *name, int width, int height, const 
 		return -1;
 	}
 	if (pid == 0) {
-		dup2(fds[0], 0);
-		dup2(fileno(log), 2);
-		close(fds[0]);
 		close(fds[1]);
-		execlp("gnuplot", "gnuplot", (char *)NULL);
-		fprintf(stderr, "taskhop: gnuplot not found (run 'make deps' to install gnuplot-nox)\n");
-		_exit(127);
+		exec_gnuplot(dir, fds[0], fileno(log));
 	}
 	close(fds[0]);
 	FILE *f = fdopen(fds[1], "w");
@@ -136,32 +231,18 @@ int fig_gnuplot(const char *dir, const char *name, int width, int height, const 
 		/* The font is fixed so SVGs look the same on every machine. */
 		fprintf(f, "set terminal svg size %d,%d dynamic enhanced font 'sans,12' background rgb 'white'\n",
 			width, height);
-		fprintf(f, "set output '%s'\n", tmp);
-		fputs(script, f);
-		fputs("\nset output\n", f);
+		fprintf(f, "set output ");
+		fig_quote(f, tmpname);
+		fprintf(f, "\n%s\nset output\n", script);
 		fclose(f);
 	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char line[256] = "", last[256] = "";
-		rewind(log);
-		while (fgets(line, sizeof(line), log))
-			if (strspn(line, " \t\n^") != strlen(line))
-				snprintf(last, sizeof(last), "%s", line);
-		last[strcspn(last, "\n")] = 0;
-		snprintf(err, errlen, "gnuplot failed drawing %s (exit %d)%s%s", path,
-			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, last[0] ? ": " : "", last);
-		fclose(log);
-		unlink(tmp);
-		return -1;
-	}
+	int rc = wait_gnuplot(pid, log, tmp, err, errlen);
 	fclose(log);
-	if (rename(tmp, path) != 0) {
+	if (rc == 0 && rename(tmp, path) != 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
+		rc = FIG_WRITE_FAILED;
 	}
-	return 0;
+	if (rc)
+		unlink(tmp);
+	return rc;
 }

@@ -57,6 +57,7 @@ struct wl_figures {
 	char names[8][64];
 	char titles[8][128];
 	int n;
+	char err[512];            /* why, when the hook returns FIG_WRITE_FAILED */
 };
 
 struct th_workload {
@@ -84,7 +85,8 @@ struct th_workload {
 	 * then adds a "serial" run per repeat, and the speedup figure is drawn. */
 	const char *baseline_option;
 	/* Optional: extra figures drawn from a report JSON (the compare report, see
-	 * report/report.h) into dir, written with fig_gnuplot(). Returns 0 or -1. */
+	 * report/report.h) into dir, written with fig_gnuplot(). Returns 0, or -1, or
+	 * FIG_WRITE_FAILED as fig_gnuplot returned it. */
 	int (*figures)(const struct json *report, const char *dir, struct wl_figures *out);
 };
 
@@ -109,8 +111,21 @@ const struct th_workload *const *wl_all(int *n);
 
 /* Draws an SVG with gnuplot: script is a complete gnuplot script that may use the
  * inline data blocks it defines; "set terminal" and "set output" are prepended.
- * Written to dir/name via a temp file + rename. Returns 0, or -1 with err set. */
+ * Written to dir/name via a temp file + rename, and checked (gnuplot's exit status, a
+ * complete SVG). Returns 0, or -1 with "file: why" in err when gnuplot failed, or
+ * FIG_WRITE_FAILED when the file could not be written (a full disk: the report fails).
+ * No string read from a report may be pasted into a script: titles go through
+ * fig_quote, data blocks hold numbers only. */
+#define FIG_WRITE_FAILED (-2)
 int fig_gnuplot(const char *dir, const char *name, int width, int height, const char *script,
 		char *err, size_t errlen);
+/* Writes s as one gnuplot string literal (single quotes; a quote doubled; control
+ * characters, which single quotes cannot hold, as spaces). */
+void fig_quote(FILE *f, const char *s);
+/* Replaces gnuplot for every later fig_gnuplot (NULL: gnuplot again). The fuzz target
+ * checks the scripts a hostile report makes without running anything. */
+typedef int (*fig_runner_fn)(const char *dir, const char *name, const char *script, char *err,
+			     size_t errlen);
+void fig_set_runner(fig_runner_fn fn);
 
 #endif

@@ -3,6 +3,7 @@
 #include "report/report.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,12 +48,23 @@ static void add_fig(struct report_figs *figs, const char *name, const char *titl
 	figs->n++;
 }
 
+/* Where a figure that could not be written says why (the whole report then fails). */
+struct fig_err {
+	char *err;
+	size_t errlen;
+};
+
+/* 1 drawn, 0 skipped (gnuplot could not draw it), -1 not written (err set). */
 static int draw(const char *dir, const char *name, int w, int h, char *script,
-		struct report_figs *figs, const char *title)
+		struct report_figs *figs, const char *title, struct fig_err *fe)
 {
 	char err[512] = "";
 	int rc = fig_gnuplot(dir, name, w, h, script, err, sizeof(err));
 	free(script);
+	if (rc == FIG_WRITE_FAILED) {
+		snprintf(fe->err, fe->errlen, "%s", err);
+		return -1;
+	}
 	if (rc) {
 		fprintf(stderr, "taskhop: figure %s skipped: %s\n", name, err);
 		return 0;
@@ -61,14 +73,28 @@ static int draw(const char *dir, const char *name, int w, int h, char *script,
 	return 1;
 }
 
-/* Gnuplot string literal: single quotes, no escapes inside, so drop any quote. */
-static void gp_str(FILE *f, const char *s)
+/* A title made from report strings: formatted, then quoted as one literal, and drawn as
+ * plain text (enhanced mode would read '_' or '^' in a name as markup). */
+static void quoted_title(FILE *f, const char *before, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void quoted_title(FILE *f, const char *before, const char *fmt, ...)
 {
-	fputc('\'', f);
-	for (; *s; s++)
-		if (*s != '\'' && *s != '\n')
-			fputc(*s, f);
-	fputc('\'', f);
+	char text[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	fputs(before, f);
+	fig_quote(f, text);
+	fputs(" noenhanced\n", f);
+}
+
+/* A series title: a policy name. */
+static void key_title(FILE *f, const char *name)
+{
+	fputs("title ", f);
+	fig_quote(f, name);
+	fputs(" noenhanced", f);
 }
 
 /* Whether any run of the policy has tasks (a serial baseline has none: nothing to draw). */
@@ -83,14 +109,15 @@ static bool has_tasks(const struct json *runs, const char *policy)
 }
 
 /* 1. The article's return-time plot: completion time vs task number, one line per run. */
-static int fig_returns(const struct json *report, const char *dir, struct report_figs *figs)
+static int fig_returns(const struct json *report, const char *dir, struct report_figs *figs,
+		        struct fig_err *fe)
 {
 	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
 	struct sbuf b;
 	if (sb_open(&b))
 		return 0;
-	fprintf(b.f, "set title 'Return time of each task (%s), one line per run'\n",
-		json_get_str(report, "workload", "?"));
+	quoted_title(b.f, "set title ", "Return time of each task (%s), one line per run",
+		     json_get_str(report, "workload", "?"));
 	fprintf(b.f, "set xlabel 'task number'\nset ylabel 'completion time since t0 (s)'\n"
 		     "set key top left\nset grid\nset xtics 1\n");
 	for (size_t p = 0; p < json_len(pols); p++) {
@@ -112,14 +139,14 @@ static int fig_returns(const struct json *report, const char *dir, struct report
 	for (size_t p = 0; p < json_len(pols); p++) {
 		if (!has_tasks(runs, pols->keys[p]))
 			continue;
-		fprintf(b.f, "%s$p%zu with linespoints lw 1.5 pt 7 ps 0.5 lc rgb '%s' title ",
+		fprintf(b.f, "%s$p%zu with linespoints lw 1.5 pt 7 ps 0.5 lc rgb '%s' ",
 			first ? "" : ", ", p, report_policy_colour((int)p));
-		gp_str(b.f, pols->keys[p]);
+		key_title(b.f, pols->keys[p]);
 		first = false;
 	}
 	fprintf(b.f, "\n");
 	return draw(dir, "returns.svg", 900, 520, sb_close(&b), figs,
-		    "Return time of each task (the article's figure), per run and policy");
+		    "Return time of each task (the article's figure), per run and policy", fe);
 }
 
 /* Median of a task field at task index k over the runs of one policy; NAN if none. */
@@ -175,16 +202,17 @@ static void migr_panel(FILE *f, const struct json *runs, const struct json *pols
 	for (size_t p = 0; p < json_len(pols); p++) {
 		if (!has_tasks(runs, pols->keys[p]))
 			continue;
-		fprintf(f, "%s%s using %zu%s lc rgb '%s' title ", first ? "" : ", ", block, p + 2,
+		fprintf(f, "%s%s using %zu%s lc rgb '%s' ", first ? "" : ", ", block, p + 2,
 			first ? ":xtic(1)" : "", report_policy_colour((int)p));
-		gp_str(f, pols->keys[p]);
+		key_title(f, pols->keys[p]);
 		first = false;
 	}
 	fprintf(f, "\n");
 }
 
 /* 3. Per-task worker hops and CPU migrations (median over repeats), per policy. */
-static int fig_migrations(const struct json *report, const char *dir, struct report_figs *figs)
+static int fig_migrations(const struct json *report, const char *dir, struct report_figs *figs,
+		           struct fig_err *fe)
 {
 	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
 	size_t ntasks = 0;
@@ -204,11 +232,12 @@ static int fig_migrations(const struct json *report, const char *dir, struct rep
 	migr_panel(b.f, runs, pols, ntasks, "cpu_migrations", "CPU migrations (kernel data)", "$migr");
 	fprintf(b.f, "unset multiplot\n");
 	return draw(dir, "migrations.svg", 900, 640, sb_close(&b), figs,
-		    "Worker hops and CPU migrations per task, per policy");
+		    "Worker hops and CPU migrations per task, per policy", fe);
 }
 
 /* 4. Time and speedup vs the serial baseline (workloads with a baseline option). */
-static int fig_speedup(const struct json *report, const char *dir, struct report_figs *figs)
+static int fig_speedup(const struct json *report, const char *dir, struct report_figs *figs,
+		        struct fig_err *fe)
 {
 	const struct json *pols = json_get(report, "policies");
 	const struct json *serial = json_get(json_get(pols, REPORT_SERIAL), "wall_s");
@@ -224,34 +253,41 @@ static int fig_speedup(const struct json *report, const char *dir, struct report
 	struct sbuf b;
 	if (sb_open(&b))
 		return 0;
+	/* numbers only in the block; the policy names label the x axis through quoted tics */
 	fprintf(b.f, "$t << EOD\n");
 	for (size_t p = 0; p < json_len(pols); p++) {
 		const struct json *w = json_get(json_at(pols, p), "wall_s");
 		double med = json_get_num(w, "median", NAN);
-		fprintf(b.f, "%zu \"%s\" %.6f %.6f %.6f %.4f\n", p, pols->keys[p], med,
+		fprintf(b.f, "%zu %zu %.6f %.6f %.6f %.4f\n", p, p, med,
 			json_get_num(w, "min", NAN), json_get_num(w, "max", NAN), base / med);
 	}
-	fprintf(b.f, "EOD\nset style fill solid 0.8 border -1\nset boxwidth 0.6\nset grid ytics\n"
-		     "set yrange [0:*]\nset xrange [-0.6:%zu.6]\nunset key\n"
-		     "set multiplot layout 1,2 title '%s: time and speedup vs serial, %.0f workers'\n",
-		json_len(pols) - 1, json_get_str(report, "workload", "?"), workers);
+	fprintf(b.f, "EOD\nset xtics noenhanced\nset xtics (");
+	for (size_t p = 0; p < json_len(pols); p++) {
+		fig_quote(b.f, pols->keys[p]);
+		fprintf(b.f, " %zu%s", p, p + 1 < json_len(pols) ? ", " : ")\n");
+	}
+	fprintf(b.f, "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset grid ytics\n"
+		     "set yrange [0:*]\nset xrange [-0.6:%zu.6]\nunset key\n", json_len(pols) - 1);
+	quoted_title(b.f, "set multiplot layout 1,2 title ", "%s: time and speedup vs serial, %.0f workers",
+		     json_get_str(report, "workload", "?"), workers);
 	fprintf(b.f, "set ylabel 'wall time (s), median and [min, max]'\n"
-		     "plot $t using 1:3:xtic(2) with boxes lc rgb '#4477aa', "
+		     "plot $t using 1:3 with boxes lc rgb '#4477aa', "
 		     "$t using 1:3:4:5 with yerrorbars lc rgb 'black' pt -1\n");
 	fprintf(b.f, "set ylabel 'speedup over serial (median times)'\nset key top left\n"
 		     "set yrange [0:%.2f]\n", workers * 1.2);
 	fprintf(b.f,
-		     "plot $t using 1:6:xtic(2) with boxes lc rgb '#228833' notitle, "
+		     "plot $t using 1:6 with boxes lc rgb '#228833' notitle, "
 		     "$t using 1:6:(sprintf('%%.2f', $6)) with labels offset 0,0.7 notitle, "
 		     "%.0f with lines dt 2 lc rgb 'black' title 'ideal (%.0f workers)'\n"
 		     "unset multiplot\n", workers, workers);
 	return draw(dir, "speedup.svg", 900, 420, sb_close(&b), figs,
-		    "Time and speedup vs serial");
+		    "Time and speedup vs serial", fe);
 }
 
-int report_figures(const struct json *report, const char *dir, struct report_figs *figs)
+int report_figures(const struct json *report, const char *dir, struct report_figs *figs,
+		   char *err, size_t errlen)
 {
-	int n = 0;
+	struct fig_err fe = { err, errlen };
 	const struct json *runs = json_get(report, "runs");
 	if (!json_len(runs))
 		return 0;
@@ -260,17 +296,24 @@ int report_figures(const struct json *report, const char *dir, struct report_fig
 		if (json_len(json_get(json_at(runs, r), "tasks")) > ntasks)
 			ntasks = json_len(json_get(json_at(runs, r), "tasks"));
 	const struct th_workload *wl = wl_find(json_get_str(report, "workload", ""));
+	int drawn[4] = { 0 };
 	if (ntasks >= 2)
-		n += fig_returns(report, dir, figs);
-	if (wl && wl->figures) {
+		drawn[0] = fig_returns(report, dir, figs, &fe);
+	if (drawn[0] >= 0 && wl && wl->figures) {
 		struct wl_figures wf;
 		memset(&wf, 0, sizeof(wf));
-		wl->figures(report, dir, &wf);
-		for (int i = 0; i < wf.n; i++, n++)
+		if (wl->figures(report, dir, &wf) == FIG_WRITE_FAILED) {
+			snprintf(err, errlen, "%s", wf.err);
+			return -1;
+		}
+		for (int i = 0; i < wf.n; i++, drawn[1]++)
 			add_fig(figs, wf.names[i], wf.titles[i]);
 	}
-	if (ntasks >= 1)
-		n += fig_migrations(report, dir, figs);
-	n += fig_speedup(report, dir, figs);
-	return n;
+	if (drawn[0] >= 0 && ntasks >= 1)
+		drawn[2] = fig_migrations(report, dir, figs, &fe);
+	if (drawn[0] >= 0 && drawn[2] >= 0)
+		drawn[3] = fig_speedup(report, dir, figs, &fe);
+	if (drawn[0] < 0 || drawn[2] < 0 || drawn[3] < 0)
+		return -1;
+	return drawn[0] + drawn[1] + drawn[2] + drawn[3];
 }

@@ -3,6 +3,7 @@
 #include "report/fsutil.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,7 +23,8 @@ int fs_write_atomic(const char *path, int (*fill)(FILE *f, void *arg), void *arg
 		return -1;
 	}
 	int rc = fill(f, arg);
-	int werr = ferror(f);
+	/* a full disk may only show at the flush or, on some filesystems, at fsync */
+	int werr = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
 	if (fclose(f) != 0 || werr) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
 		unlink(tmp);
@@ -55,6 +57,11 @@ int fs_write_string(const char *path, const char *text, char *err, size_t errlen
 
 char *fs_read_all(const char *path, size_t *len, char *err, size_t errlen)
 {
+	return fs_read_max(path, SIZE_MAX / 4, len, err, errlen);
+}
+
+char *fs_read_max(const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
@@ -65,6 +72,8 @@ char *fs_read_all(const char *path, size_t *len, char *err, size_t errlen)
 	while (buf) {
 		n += fread(buf + n, 1, cap - n - 1, f);
 		if (n < cap - 1)
+			break;
+		if (n > max)
 			break;
 		char *nb = realloc(buf, cap * 2);
 		if (!nb) {
@@ -77,6 +86,11 @@ char *fs_read_all(const char *path, size_t *len, char *err, size_t errlen)
 	}
 	int bad = ferror(f);
 	fclose(f);
+	if (buf && !bad && n > max) {
+		snprintf(err, errlen, "cannot read %s: more than %zu bytes", path, max);
+		free(buf);
+		return NULL;
+	}
 	if (!buf || bad) {
 		snprintf(err, errlen, "cannot read %s: %s", path, buf ? "read error" : "out of memory");
 		free(buf);
@@ -124,4 +138,14 @@ int fs_join(char *out, size_t outlen, const char *dir, const char *name)
 {
 	int n = snprintf(out, outlen, "%s/%s", dir, name);
 	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+bool fs_is_report_output(const char *name)
+{
+	static const char *const files[] = { "report.md", "report.html", "runs.csv", "trace.json", NULL };
+	size_t n = strlen(name);
+	for (int i = 0; files[i]; i++)
+		if (strcmp(name, files[i]) == 0)
+			return true;
+	return n > 4 && strcmp(name + n - 4, ".svg") == 0;
 }

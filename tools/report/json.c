@@ -1,5 +1,6 @@
 /* json.c — the JSON tree of report/json.h: constructors, writer, recursive-descent parser.
- * Numbers are doubles (every counter we store is far below 2^53, so they round-trip exactly). */
+ * Numbers are doubles (counters stay far below 2^53, so they round-trip exactly); integer literals
+ * up to 2^64-1 (seeds) are also kept exactly. */
 #include "report/json.h"
 
 #include <errno.h>
@@ -39,6 +40,16 @@ struct json *json_num(double x)
 	struct json *v = json_new(JSON_NUM);
 	if (v)
 		v->num = x;
+	return v;
+}
+
+struct json *json_u64(unsigned long long x)
+{
+	struct json *v = json_num((double)x);
+	if (v) {
+		v->is_u64 = true;
+		v->u64 = x;
+	}
 	return v;
 }
 
@@ -124,6 +135,7 @@ int json_set_num(struct json *o, const char *k, double x) { return json_set(o, k
 int json_set_str(struct json *o, const char *k, const char *s) { return json_set(o, k, json_str(s)); }
 int json_set_bool(struct json *o, const char *k, bool b) { return json_set(o, k, json_bool(b)); }
 int json_set_null(struct json *o, const char *k) { return json_set(o, k, json_null()); }
+int json_set_u64(struct json *o, const char *k, unsigned long long x) { return json_set(o, k, json_u64(x)); }
 
 struct json *json_clone(const struct json *v)
 {
@@ -134,6 +146,8 @@ struct json *json_clone(const struct json *v)
 		return NULL;
 	c->b = v->b;
 	c->num = v->num;
+	c->is_u64 = v->is_u64;
+	c->u64 = v->u64;
 	if (v->str && !(c->str = strdup(v->str)))
 		goto fail;
 	for (size_t i = 0; i < v->n; i++) {
@@ -175,6 +189,20 @@ size_t json_len(const struct json *v)
 bool json_is_num(const struct json *v) { return v && v->type == JSON_NUM; }
 bool json_is_null(const struct json *v) { return !v || v->type == JSON_NULL; }
 
+bool json_as_u64(const struct json *v, unsigned long long *out)
+{
+	if (!json_is_num(v))
+		return false;
+	if (v->is_u64) {
+		*out = v->u64;
+		return true;
+	}
+	if (!(v->num >= 0 && v->num <= 9007199254740992.0) || v->num != floor(v->num))
+		return false;
+	*out = (unsigned long long)v->num;
+	return true;
+}
+
 double json_get_num(const struct json *obj, const char *key, double def)
 {
 	const struct json *v = json_get(obj, key);
@@ -209,14 +237,23 @@ static void write_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void write_number(FILE *f, double x)
+const char *json_num_text(const struct json *v, char *buf, size_t len)
 {
-	if (!isfinite(x))
-		fputs("null", f);
-	else if (x == floor(x) && fabs(x) < 9007199254740992.0)
-		fprintf(f, "%.0f", x);
+	if (!json_is_num(v) || !isfinite(v->num))
+		snprintf(buf, len, "-");
+	else if (v->is_u64)
+		snprintf(buf, len, "%llu", v->u64);
+	else if (v->num == floor(v->num) && fabs(v->num) < 9007199254740992.0)
+		snprintf(buf, len, "%.0f", v->num);
 	else
-		fprintf(f, "%.17g", x);
+		snprintf(buf, len, "%.17g", v->num);
+	return buf;
+}
+
+static void write_number(FILE *f, const struct json *v)
+{
+	char buf[64];
+	fputs(isfinite(v->num) ? json_num_text(v, buf, sizeof(buf)) : "null", f);
 }
 
 static bool is_scalar_array(const struct json *v)
@@ -232,7 +269,7 @@ static void write_value(FILE *f, const struct json *v, int indent, int depth)
 	switch (v->type) {
 	case JSON_NULL: fputs("null", f); return;
 	case JSON_BOOL: fputs(v->b ? "true" : "false", f); return;
-	case JSON_NUM: write_number(f, v->num); return;
+	case JSON_NUM: write_number(f, v); return;
 	case JSON_STR: write_string(f, v->str); return;
 	case JSON_ARR:
 	case JSON_OBJ: break;
@@ -289,6 +326,7 @@ struct parser {
 	char *err;
 	size_t errlen;
 	int depth;
+	size_t values;
 };
 
 static void perr(struct parser *ps, const char *what)
@@ -443,6 +481,17 @@ static struct json *parse_number(struct parser *ps)
 		return NULL;
 	}
 	ps->p += endp - buf;
+	/* Digits only: keep the integer exactly when it fits 64 bits (seeds use all of them). */
+	size_t ndig = (size_t)(endp - buf);
+	if (strspn(buf, "0123456789") == ndig) {
+		char save = buf[ndig];
+		buf[ndig] = 0;
+		errno = 0;
+		unsigned long long u = strtoull(buf, NULL, 10);
+		buf[ndig] = save;
+		if (errno == 0)
+			return json_u64(u);
+	}
 	return json_num(x);
 }
 
@@ -515,6 +564,10 @@ static struct json *parse_value(struct parser *ps)
 		perr(ps, "nested too deeply");
 		return NULL;
 	}
+	if (++ps->values > JSON_MAX_VALUES) {
+		perr(ps, "more than 16777216 values");
+		return NULL;
+	}
 	struct json *v;
 	char c = *ps->p;
 	if (c == '{' || c == '[') {
@@ -549,7 +602,7 @@ struct json *json_parse(const char *text, size_t len, char *err, size_t errlen)
 		errlen = sizeof(dummy);
 	}
 	err[0] = 0;
-	struct parser ps = { text, text + len, text, err, errlen, 0 };
+	struct parser ps = { text, text + len, text, err, errlen, 0, 0 };
 	struct json *v = parse_value(&ps);
 	if (!v) {
 		perr(&ps, "invalid JSON");
@@ -567,7 +620,7 @@ struct json *json_parse(const char *text, size_t len, char *err, size_t errlen)
 struct json *json_parse_file(const char *path, char *err, size_t errlen)
 {
 	size_t len;
-	char *text = fs_read_all(path, &len, err, errlen);
+	char *text = fs_read_max(path, JSON_MAX_FILE, &len, err, errlen);
 	if (!text)
 		return NULL;
 	char perr_buf[200];

@@ -13,6 +13,10 @@ struct json {
 	enum json_type type;
 	bool b;
 	double num;
+	/* Integer literals in [0, 2^64-1] (seeds) are also kept exactly: is_u64 set, u64 the
+	 * value, num its nearest double. */
+	bool is_u64;
+	unsigned long long u64;
 	char *str;
 	/* arrays and objects: n items; keys[i] for objects (insertion order is kept) */
 	struct json **items;
@@ -25,6 +29,7 @@ struct json {
 struct json *json_null(void);
 struct json *json_bool(bool b);
 struct json *json_num(double x);   /* NaN and infinities become null when written */
+struct json *json_u64(unsigned long long x); /* written with every digit */
 struct json *json_str(const char *s);
 struct json *json_arr(void);
 struct json *json_obj(void);
@@ -37,6 +42,7 @@ int json_set_num(struct json *obj, const char *key, double x);
 int json_set_str(struct json *obj, const char *key, const char *s);
 int json_set_bool(struct json *obj, const char *key, bool b);
 int json_set_null(struct json *obj, const char *key);
+int json_set_u64(struct json *obj, const char *key, unsigned long long x);
 struct json *json_clone(const struct json *v);
 void json_free(struct json *v);
 
@@ -47,6 +53,11 @@ size_t json_len(const struct json *v);          /* items of an array/object, els
 double json_get_num(const struct json *obj, const char *key, double def);
 const char *json_get_str(const struct json *obj, const char *key, const char *def);
 bool json_is_num(const struct json *v);
+/* An unsigned integer exactly: true with *out set for an exact u64 or a whole double in
+ * [0, 2^53]; false otherwise. */
+bool json_as_u64(const struct json *v, unsigned long long *out);
+/* A number as report.json writes it ("-" when not a number): integers with every digit. */
+const char *json_num_text(const struct json *v, char *buf, size_t len);
 bool json_is_null(const struct json *v);        /* true for NULL too */
 
 /* Writes v; indent > 0 pretty-prints with that many spaces, 0 writes one line.
@@ -56,9 +67,13 @@ void json_write(FILE *f, const struct json *v, int indent);
  * Returns 0, or -1 with err set. */
 int json_write_file(const char *path, const struct json *v, int indent, char *err, size_t errlen);
 
-/* Parses a complete document (RFC 8259; trailing garbage is an error).
- * Returns the tree, or NULL with "line L col C: what" in err. */
+/* Parses a complete document (RFC 8259; trailing garbage is an error) of at most
+ * JSON_MAX_VALUES values (the tree takes about 80 bytes per value, so a hostile file
+ * cannot make it exhaust memory). Returns the tree, or NULL with "line L col C: what" in err. */
+#define JSON_MAX_VALUES (16u << 20)
 struct json *json_parse(const char *text, size_t len, char *err, size_t errlen);
+/* The same for a file of at most JSON_MAX_FILE bytes. */
+#define JSON_MAX_FILE (256u << 20)
 struct json *json_parse_file(const char *path, char *err, size_t errlen);
 
 #endif

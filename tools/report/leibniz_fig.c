@@ -15,6 +15,14 @@ int lz_figure(const char *dir, const char *name, const double *terms, const doub
 		snprintf(err, errlen, "no partial sums to draw");
 		return -1;
 	}
+	/* from a report file: the axes are logarithmic in terms, and the title takes log10 of
+	 * the last one, so every term must be a positive finite count */
+	for (size_t i = 0; i < n; i++) {
+		if (!(terms[i] >= 1 && terms[i] <= 1e18) || !isfinite(estimate[i])) {
+			snprintf(err, errlen, "partial sum %zu is not a positive term count and a finite estimate", i + 1);
+			return -1;
+		}
+	}
 	/* two inline data blocks: gnuplot reads them from the script itself */
 	size_t cap = 4096 + n * 80;
 	char *s = malloc(cap);

@@ -60,10 +60,11 @@ void report_run_text(const struct json *run, FILE *f)
 	const struct json *bpf = json_get(run, "bpf");
 	bool bpf_on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
 	char b[16][32];
-	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%.0f  bpf=%s",
+	char seed[32];
+	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%s  bpf=%s",
 		json_get_str(run, "workload", "?"), json_get_str(run, "policy", "?"),
 		json_get_num(run, "worker_count", 0), json_get(run, "pin") && json_get(run, "pin")->b ? " (pinned)" : "",
-		json_get_num(run, "seed", 0), bpf_on ? "on" : "off");
+		json_num_text(json_get(run, "seed"), seed, sizeof(seed)), bpf_on ? "on" : "off");
 	if (bpf_on)
 		fprintf(f, " (%.0f lost events)", json_get_num(bpf, "lost_events", 0));
 	fputc('\n', f);
@@ -285,11 +286,12 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 		snprintf(is, sizeof(is), isnan(ideal) ? "-" : "%.4f", ideal);
 		snprintf(ir, sizeof(ir), isnan(ideal) || !(ideal > 0) ? "-" : "%.2f", mean / ideal);
 		snprintf(lost, sizeof(lost), on ? "%.0f" : "(no BPF)", json_get_num(bpf, "lost_events", 0));
-		char mc[32], ms[32];
+		char mc[32], ms[32], seed[32];
 		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
 		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
-		fprintf(f, "| %zu | %s | %.0f | %s | %s | %s | %s | %.4f | %.0f | %s |\n", i + 1,
-			json_get_str(r, "policy", "?"), json_get_num(r, "seed", 0), mc, ms, is, ir,
+		fprintf(f, "| %zu | %s | %s | %s | %s | %s | %s | %.4f | %.0f | %s |\n", i + 1,
+			json_get_str(r, "policy", "?"), json_num_text(json_get(r, "seed"), seed, sizeof(seed)),
+			mc, ms, is, ir,
 			json_get_num(r, "wall_s", NAN), json_get_num(r, "peak_rss_kb", 0), lost);
 	}
 	fprintf(f, "\nFiles: `report.json` (source of truth; `taskhop report DIR` re-renders this page), "
@@ -399,11 +401,12 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 		snprintf(lost, sizeof(lost), on ? "%.0f" : "no BPF", json_get_num(bpf, "lost_events", 0));
 		fprintf(f, "<tr><td>%zu</td><td>", i + 1);
 		html_esc(f, json_get_str(r, "policy", "?"));
-		char mc[32], ms[32];
+		char mc[32], ms[32], seed[32];
 		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
 		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
-		fprintf(f, "</td><td>%.0f</td><td>%s</td><td>%s</td><td>%s</td><td>%.4f</td><td>%s</td></tr>\n",
-			json_get_num(r, "seed", 0), mc, ms, is, json_get_num(r, "wall_s", NAN), lost);
+		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.4f</td><td>%s</td></tr>\n",
+			json_num_text(json_get(r, "seed"), seed, sizeof(seed)), mc, ms, is,
+			json_get_num(r, "wall_s", NAN), lost);
 	}
 	fprintf(f, "</table>\n</body></html>\n");
 	return 0;
@@ -416,8 +419,9 @@ static void csv_cell(FILE *f, const struct json *v)
 	if (!v || v->type == JSON_NULL)
 		return;
 	if (v->type == JSON_NUM) {
-		if (v->num == floor(v->num) && fabs(v->num) < 9e15)
-			fprintf(f, "%.0f", v->num);
+		char buf[32];
+		if (v->is_u64 || (v->num == floor(v->num) && fabs(v->num) < 9e15))
+			fputs(json_num_text(v, buf, sizeof(buf)), f);
 		else
 			fprintf(f, "%.9g", v->num);
 	} else if (v->type == JSON_STR) {

@@ -241,58 +241,6 @@ struct json *report_from_run(struct json *run)
 	return r;
 }
 
-static int check_fields(const struct json *o, const char *const *fields, const char *where,
-			char *err, size_t errlen)
-{
-	if (!o || o->type != JSON_OBJ) {
-		snprintf(err, errlen, "%s is not an object", where);
-		return -1;
-	}
-	for (int i = 0; fields[i]; i++) {
-		if (!json_get(o, fields[i])) {
-			snprintf(err, errlen, "%s has no '%s'", where, fields[i]);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int report_validate(const struct json *report, char *err, size_t errlen)
-{
-	char where[64];
-	if (!report || report->type != JSON_OBJ || !json_get(report, "taskhop_report")) {
-		snprintf(err, errlen, "not a taskhop report (no 'taskhop_report' member)");
-		return -1;
-	}
-	const struct json *runs = json_get(report, "runs");
-	if (!runs || runs->type != JSON_ARR) {
-		snprintf(err, errlen, "the report has no 'runs' array");
-		return -1;
-	}
-	for (size_t i = 0; i < runs->n; i++) {
-		const struct json *run = json_at(runs, i);
-		snprintf(where, sizeof(where), "run %zu", i + 1);
-		if (check_fields(run, report_run_fields, where, err, errlen))
-			return -1;
-		const struct json *tasks = json_get(run, "tasks"), *ws = json_get(run, "workers");
-		if (tasks->type != JSON_ARR || ws->type != JSON_ARR) {
-			snprintf(err, errlen, "run %zu: 'tasks' and 'workers' must be arrays", i + 1);
-			return -1;
-		}
-		for (size_t k = 0; k < tasks->n; k++) {
-			snprintf(where, sizeof(where), "run %zu task %zu", i + 1, k + 1);
-			if (check_fields(json_at(tasks, k), report_task_fields, where, err, errlen))
-				return -1;
-		}
-		for (size_t k = 0; k < ws->n; k++) {
-			snprintf(where, sizeof(where), "run %zu worker %zu", i + 1, k);
-			if (check_fields(json_at(ws, k), report_worker_fields, where, err, errlen))
-				return -1;
-		}
-	}
-	return 0;
-}
-
 /* ---- the report directory ------------------------------------------------- */
 
 struct render_args {
@@ -312,13 +260,12 @@ static int render_cb(FILE *f, void *arg)
 	}
 }
 
-int report_write_all(const struct json *report, const char *dir, bool with_json, char *err,
-		     size_t errlen)
+/* Everything of a report into dir (the staging directory): report.json, the figures, then
+ * the pages that inline them, the CSV and the trace. */
+static int write_files(const struct json *report, const char *dir, bool with_json, char *err,
+		       size_t errlen)
 {
 	char path[4096];
-	err[0] = 0;
-	if (fs_mkdir_p(dir, err, errlen))
-		return -1;
 	if (with_json) {
 		if (fs_join(path, sizeof(path), dir, "report.json") ||
 		    json_write_file(path, report, 1, err, errlen))
@@ -326,7 +273,8 @@ int report_write_all(const struct json *report, const char *dir, bool with_json,
 	}
 	struct report_figs figs;
 	memset(&figs, 0, sizeof(figs));
-	report_figures(report, dir, &figs);
+	if (report_figures(report, dir, &figs, err, errlen) < 0)
+		return -1;
 	static const char *const files[] = { "report.md", "report.html", "runs.csv" };
 	for (int k = 0; k < 3; k++) {
 		struct render_args a = { report, &figs, dir, k };
@@ -339,4 +287,35 @@ int report_write_all(const struct json *report, const char *dir, bool with_json,
 		 json_write_file(path, trace, 0, err, errlen);
 	json_free(trace);
 	return rc ? -1 : 0;
+}
+
+/* Names in errors are those of the target, not of the staging directory. */
+static void name_target(char *err, size_t errlen, const struct fs_stage *st)
+{
+	char *at = strstr(err, st->tmp);
+	if (!at)
+		return;
+	char rest[1024];
+	snprintf(rest, sizeof(rest), "%s", at + strlen(st->tmp));
+	snprintf(at, errlen - (size_t)(at - err), "%s%s", st->target, rest);
+}
+
+int report_write_all(const struct json *report, const char *dir, bool with_json, char *err,
+		     size_t errlen)
+{
+	err[0] = 0;
+	if (report_validate(report, err, errlen))
+		return -1;
+	struct fs_stage st;
+	if (fs_stage_begin(&st, dir, err, errlen))
+		return -1;
+	if (write_files(report, st.tmp, with_json, err, errlen)) {
+		name_target(err, errlen, &st);
+		fs_stage_abort(&st);
+		return -1;
+	}
+	int rc = fs_stage_commit(&st, err, errlen);
+	if (rc)
+		name_target(err, errlen, &st);
+	return rc;
 }

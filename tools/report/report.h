@@ -31,8 +31,11 @@ int report_aggregate(struct json *report);
 /* A report of one run (what `taskhop report run.json` renders). Takes ownership of run. */
 struct json *report_from_run(struct json *run);
 
-/* Checks the fields above are present in every run, task and worker.
- * 0, or -1 with "run 3 task 5: no 'completion_s'" in err. */
+/* Checks the fields above are present in every run, task and worker, of their type and in
+ * their range (CPUs, workers, ids, counts, means, timeline rows; names without control
+ * characters), so that every renderer below can trust a report that passed (validate.c).
+ * 0, or -1 with one line naming the run and field in err: "run 3 task 5 has no
+ * 'completion_s'", "run 1: 'timeline runs' must be a whole number in [-1, 1023], not 2e9". */
 int report_validate(const struct json *report, char *err, size_t errlen);
 
 /* ---- rendering (all from the JSON) ---------------------------------------- */
@@ -53,16 +56,20 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 void report_csv(const struct json *report, FILE *f);
 
 /* Draws every figure of the report into dir (gnuplot SVGs) and lists them in figs.
- * A figure that cannot be drawn is reported on stderr and skipped. Returns figures drawn. */
-int report_figures(const struct json *report, const char *dir, struct report_figs *figs);
+ * A figure gnuplot cannot draw is reported on stderr and skipped; a figure that cannot be
+ * written (a full disk) fails the whole report. Returns figures drawn, or -1 with err set. */
+int report_figures(const struct json *report, const char *dir, struct report_figs *figs,
+		   char *err, size_t errlen);
 /* The colour of the i-th policy in every figure ("#rrggbb"). */
 const char *report_policy_colour(int i);
 /* The Chrome trace-event JSON (Perfetto) of the report's runs: the first run of each
  * policy, one process per run with tracks per CPU, per worker and per task. */
 struct json *report_trace(const struct json *report);
 
-/* Writes report.md, report.html, runs.csv, the figures and trace.json into dir (and
- * report.json too when with_json), each atomically. 0, or -1 with err set. */
+/* Validates the report, then writes report.md, report.html, runs.csv, the figures and
+ * trace.json (and report.json too when with_json) into a directory beside dir, checks every
+ * file and swaps it in for dir (see fs_stage in fsutil.h): dir holds the complete new
+ * report or, after a failure, the old one untouched. 0, or -1 with err naming the file. */
 int report_write_all(const struct json *report, const char *dir, bool with_json, char *err,
 		     size_t errlen);
 

@@ -3,16 +3,19 @@
 #include "report/report.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Track ids inside a run's process: CPUs, then workers, then tasks, so Perfetto lists them
- * top-down in that order (it sorts threads by tid when no sort index is given). */
+ * top-down in that order (it sorts threads by tid when no sort index is given). Track ids
+ * are doubles: task ids are validated below 2^53, where an int would wrap. */
 #define TID_CPU 1000
 #define TID_WORKER 2000
 #define TID_TASK 3000
 
-static struct json *meta(const char *what, int pid, int tid, const char *name)
+static struct json *meta(const char *what, int pid, double tid, const char *name)
 {
 	struct json *e = json_obj(), *args = json_obj();
 	json_set_str(e, "name", what);
@@ -25,7 +28,7 @@ static struct json *meta(const char *what, int pid, int tid, const char *name)
 	return e;
 }
 
-static struct json *slice(const char *name, int pid, int tid, double ts_us, double dur_us)
+static struct json *slice(const char *name, int pid, double tid, double ts_us, double dur_us)
 {
 	struct json *e = json_obj();
 	json_set_str(e, "name", name);
@@ -37,7 +40,7 @@ static struct json *slice(const char *name, int pid, int tid, double ts_us, doub
 	return e;
 }
 
-static struct json *instant(const char *name, int pid, int tid, double ts_us)
+static struct json *instant(const char *name, int pid, double tid, double ts_us)
 {
 	struct json *e = json_obj();
 	json_set_str(e, "name", name);
@@ -49,12 +52,54 @@ static struct json *instant(const char *name, int pid, int tid, double ts_us)
 	return e;
 }
 
-static const char *task_label(const struct json *run, double id)
+/* Rows sorted by (task id, position): each row's previous run of the same task is its
+ * neighbour, found in O(n log n) instead of a scan back per row. */
+struct row_ref {
+	double id;
+	size_t i;
+};
+
+static int by_id_then_index(const void *a, const void *b)
 {
-	const struct json *tasks = json_get(run, "tasks");
-	for (size_t i = 0; i < json_len(tasks); i++)
-		if (json_get_num(json_at(tasks, i), "id", -1) == id)
-			return json_get_str(json_at(tasks, i), "label", "");
+	const struct row_ref *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* prev[i]: index of the previous row of the same task, or SIZE_MAX. NULL on out of memory. */
+static size_t *previous_runs(const struct json *rows)
+{
+	size_t n = json_len(rows);
+	struct row_ref *ref = malloc((n ? n : 1) * sizeof(*ref));
+	size_t *prev = malloc((n ? n : 1) * sizeof(*prev));
+	if (!ref || !prev) {
+		free(ref);
+		free(prev);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		ref[i] = (struct row_ref){ json_at(json_at(rows, i), 0)->num, i };
+	qsort(ref, n, sizeof(*ref), by_id_then_index);
+	for (size_t k = 0; k < n; k++)
+		prev[ref[k].i] = k > 0 && ref[k - 1].id == ref[k].id ? ref[k - 1].i : SIZE_MAX;
+	free(ref);
+	return prev;
+}
+
+/* Task labels by id: tasks sorted by id, looked up by bisection. */
+static const char *task_label(const struct json *tasks, const struct row_ref *sorted, double id)
+{
+	size_t lo = 0, hi = json_len(tasks);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sorted[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < json_len(tasks) && sorted[lo].id == id)
+		return json_get_str(json_at(tasks, sorted[lo].i), "label", "");
 	return "";
 }
 
@@ -64,8 +109,9 @@ static const char *task_label(const struct json *run, double id)
 static void add_run(struct json *ev, const struct json *run, int pid)
 {
 	char name[160];
-	snprintf(name, sizeof(name), "%s: %s, seed %.0f", json_get_str(run, "workload", "?"),
-		 json_get_str(run, "policy", "?"), json_get_num(run, "seed", 0));
+	char seed[32];
+	snprintf(name, sizeof(name), "%s: %s, seed %s", json_get_str(run, "workload", "?"),
+		 json_get_str(run, "policy", "?"), json_num_text(json_get(run, "seed"), seed, sizeof(seed)));
 	json_push(ev, meta("process_name", pid, -1, name));
 	const struct json *tl = json_get(run, "timeline");
 	const struct json *rows = json_get(tl, "runs");
@@ -85,19 +131,29 @@ static void add_run(struct json *ev, const struct json *run, int pid)
 		json_push(ev, meta("thread_name", pid, TID_WORKER + w, name));
 	}
 	const struct json *tasks = json_get(run, "tasks");
-	for (size_t i = 0; i < json_len(tasks); i++) {
+	size_t nt = json_len(tasks);
+	struct row_ref *sorted = malloc((nt ? nt : 1) * sizeof(*sorted));
+	size_t *prev = previous_runs(rows);
+	if (!sorted || !prev) {
+		free(sorted);
+		free(prev);
+		return;
+	}
+	for (size_t i = 0; i < nt; i++) {
 		const struct json *t = json_at(tasks, i);
 		double id = json_get_num(t, "id", 0);
+		sorted[i] = (struct row_ref){ id, i };
 		snprintf(name, sizeof(name), "task %.0f %s", id, json_get_str(t, "label", ""));
-		json_push(ev, meta("thread_name", pid, TID_TASK + (int)id, name));
+		json_push(ev, meta("thread_name", pid, TID_TASK + id, name));
 	}
+	qsort(sorted, nt, sizeof(*sorted), by_id_then_index);
 	/* Per task: previous run's worker and CPU, to mark hops and migrations. */
 	for (size_t i = 0; i < json_len(rows); i++) {
 		const struct json *r = json_at(rows, i);
 		double id = json_at(r, 0)->num;
 		int w = (int)json_at(r, 1)->num, c = (int)json_at(r, 2)->num;
 		double ts = json_at(r, 3)->num * 1e6, dur = (json_at(r, 4)->num - json_at(r, 3)->num) * 1e6;
-		snprintf(name, sizeof(name), "task %.0f %s", id, task_label(run, id));
+		snprintf(name, sizeof(name), "task %.0f %s", id, task_label(tasks, sorted, id));
 		json_push(ev, slice(name, pid, TID_WORKER + w, ts, dur));
 		if (c >= 0)
 			json_push(ev, slice(name, pid, TID_CPU + c, ts, dur));
@@ -105,30 +161,29 @@ static void add_run(struct json *ev, const struct json *run, int pid)
 			snprintf(name, sizeof(name), "worker %d, CPU %d", w, c);
 		else
 			snprintf(name, sizeof(name), "worker %d", w);
-		json_push(ev, slice(name, pid, TID_TASK + (int)id, ts, dur));
-		for (size_t j = i; j-- > 0;) {
-			const struct json *p = json_at(rows, j);
-			if (json_at(p, 0)->num != id)
-				continue;
-			int pw = (int)json_at(p, 1)->num, pc = (int)json_at(p, 2)->num;
-			if (pw != w) {
-				snprintf(name, sizeof(name), "hop: worker %d -> %d", pw, w);
-				json_push(ev, instant(name, pid, TID_TASK + (int)id, ts));
-			}
-			if (pc >= 0 && c >= 0 && pc != c) {
-				snprintf(name, sizeof(name), "CPU migration %d -> %d", pc, c);
-				json_push(ev, instant(name, pid, TID_TASK + (int)id, ts));
-			}
-			break;
+		json_push(ev, slice(name, pid, TID_TASK + id, ts, dur));
+		if (prev[i] == SIZE_MAX)
+			continue;
+		const struct json *p = json_at(rows, prev[i]);
+		int pw = (int)json_at(p, 1)->num, pc = (int)json_at(p, 2)->num;
+		if (pw != w) {
+			snprintf(name, sizeof(name), "hop: worker %d -> %d", pw, w);
+			json_push(ev, instant(name, pid, TID_TASK + id, ts));
+		}
+		if (pc >= 0 && c >= 0 && pc != c) {
+			snprintf(name, sizeof(name), "CPU migration %d -> %d", pc, c);
+			json_push(ev, instant(name, pid, TID_TASK + id, ts));
 		}
 	}
+	free(sorted);
+	free(prev);
 	const struct json *migs = json_get(tl, "migrations");
 	for (size_t i = 0; i < json_len(migs); i++) {
 		const struct json *m = json_at(migs, i);
 		int w = (int)json_at(m, 1)->num;
 		snprintf(name, sizeof(name), "kernel moved worker %d: CPU %.0f -> %.0f (task %.0f)", w,
 			 json_at(m, 3)->num, json_at(m, 4)->num, json_at(m, 2)->num);
-		json_push(ev, instant(name, pid, w >= 0 ? TID_WORKER + w : TID_TASK + (int)json_at(m, 2)->num,
+		json_push(ev, instant(name, pid, w >= 0 ? TID_WORKER + w : TID_TASK + json_at(m, 2)->num,
 				      json_at(m, 0)->num * 1e6));
 	}
 }

@@ -204,7 +204,11 @@ static int darts_figures(const struct json *report, const char *dir, struct wl_f
 		if (nn > big_n)
 			big_n = nn;
 	}
-	double *x = malloc(nt * 10 * sizeof(*x));
+	/* sized from the means present: a hand-made report may hold more than 10 per task */
+	size_t nm = 0;
+	for (size_t i = 0; i < nt; i++)
+		nm += json_len(json_get(json_at(tasks, i), "means"));
+	double *x = malloc((nm ? nm : 1) * sizeof(*x));
 	int k = 0;
 	for (size_t i = 0; x && i < nt; i++) {
 		const struct json *t = json_at(tasks, i), *m = json_get(t, "means");
@@ -246,8 +250,12 @@ static int darts_figures(const struct json *report, const char *dir, struct wl_f
 	fprintf(f, "$h << EOD\n");
 	for (int b = 0; b < nb; b++)
 		fprintf(f, "%.9f %d\n", lo + (b + 0.5) * width, cnt[b]);
-	fprintf(f, "EOD\nset title '%d sample means of %.0f draws (%s, seed %.0f)'\n", k, small_n / 10,
-		json_get_str(run, "policy", "?"), json_get_num(run, "seed", 0));
+	char title[256], seed[32];
+	snprintf(title, sizeof(title), "%d sample means of %.0f draws (%s, seed %s)", k, small_n / 10,
+		 json_get_str(run, "policy", "?"), json_num_text(json_get(run, "seed"), seed, sizeof(seed)));
+	fprintf(f, "EOD\nset title ");
+	fig_quote(f, title);
+	fprintf(f, " noenhanced\n");
 	fprintf(f, "set xlabel 'sample mean'\nset ylabel 'count'\nset grid\nset yrange [0:*]\n"
 		   "set style fill solid 0.6 border -1\nset boxwidth %.9f absolute\nset key top left\n"
 		   "set format x '%%.4f'\nset xtics rotate by -30\nset rmargin 8\n", width * 0.95);
@@ -265,8 +273,10 @@ static int darts_figures(const struct json *report, const char *dir, struct wl_f
 	int rc = fig_gnuplot(dir, "histogram.svg", 900, 520, script, err, sizeof(err));
 	free(script);
 	if (rc) {
-		fprintf(stderr, "taskhop: figure histogram.svg skipped: %s\n", err);
-		return -1;
+		snprintf(out->err, sizeof(out->err), "%s", err);
+		if (rc != FIG_WRITE_FAILED)
+			fprintf(stderr, "taskhop: figure histogram.svg skipped: %s\n", err);
+		return rc;
 	}
 	snprintf(out->names[out->n], sizeof(out->names[0]), "histogram.svg");
 	snprintf(out->titles[out->n], sizeof(out->titles[0]),
