@@ -190,6 +190,9 @@ const struct th_rec_migration *th_record_migrations(struct th_record *r, size_t 
  * (CLOCK_MONOTONIC), from the kernel intervals; -1 if it was not on a CPU. */
 int th_record_cpu_at(struct th_record *r, int pid, int tid, uint64_t ts);
 
+/* When recording started and stopped (CLOCK_MONOTONIC ns; stop is 0 before th_record_stop). */
+void th_record_window(struct th_record *r, uint64_t *start_ns, uint64_t *stop_ns);
+
 /* Ring-buffer records the BPF side could not reserve (must be 0 for exact figures),
  * plus runs the self target's run log dropped (capacity too small). */
 uint64_t th_record_lost_events(struct th_record *r);
