@@ -1,5 +1,6 @@
 /* cmd_compare.c — `taskhop compare WORKLOAD --policies a,b --repeat N --out DIR`: every policy
  * N times, interleaved, each run in a fresh `taskhop run` process; writes the whole report. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ static void compare_help(FILE *f)
 	char pols[256], wls[256];
 	fprintf(f,
 		"usage: taskhop compare WORKLOAD [--policies a,b,...] [--repeat N] [--out DIR]\n"
-		"                       [--workers N|auto|cores] [--pin] [--seed S] [--no-bpf]\n"
+		"                       [--workers N|auto|cores] [--pin] [--seed S] [--no-bpf] [--force]\n"
 		"                       [workload options]\n"
 		"\n"
 		"Runs WORKLOAD with every policy N times, interleaved (a,b,a,b,... so machine drift\n"
@@ -50,6 +51,7 @@ static void compare_help(FILE *f)
 		"  --policies L   comma-separated (default: all): %s\n"
 		"  --repeat N     runs per policy (default 5)\n"
 		"  --out DIR      output directory, created if needed (default report)\n"
+		"  --force        DIR holds an older report: replace it (all its files go)\n"
 		"  --workers, --pin, --seed, --no-bpf: as for 'taskhop run'\n"
 		"Workloads with a serial baseline (isprime) also get a 'serial' run per repeat.\n"
 		"\n"
@@ -67,7 +69,7 @@ struct compare_opts {
 	char *policies_text;
 	uint64_t repeat, seed;
 	const char *out, *workers;
-	bool pin, no_bpf;
+	bool pin, no_bpf, force;
 	char **wl_argv;
 	int wl_argc;
 };
@@ -129,6 +131,10 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 		}
 		if (strcmp(a, "--no-bpf") == 0) {
 			c->no_bpf = true;
+			continue;
+		}
+		if (strcmp(a, "--force") == 0) {
+			c->force = true;
 			continue;
 		}
 		if (strcmp(a, "--policy") == 0 || strcmp(a, "--json") == 0 || strcmp(a, "--quiet") == 0)
@@ -237,6 +243,42 @@ static struct json *one_run(const struct compare_opts *c, const char *policy, bo
 	return run;
 }
 
+/* The files of a report in dir (what report_write_all writes): report.json, .md, .html,
+ * runs.csv, trace.json and every SVG figure. Other files are left alone. */
+static bool is_report_file(const char *name)
+{
+	static const char *const names[] = { "report.json", "report.md", "report.html", "runs.csv",
+					     "trace.json", NULL };
+	size_t n = strlen(name);
+	for (int i = 0; names[i]; i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return n > 4 && strcmp(name + n - 4, ".svg") == 0;
+}
+
+/* --force: no figure of the older report (another workload's, say) may stay behind. */
+static int remove_old_report(const char *dir, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	char path[4400];
+	int rc = 0;
+	while ((e = readdir(d)) && rc == 0) {
+		if (!is_report_file(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) != 0 && errno != ENOENT) {
+			snprintf(err, errlen, "cannot remove %.300s of the older report: %s", path,
+				 strerror(errno));
+			rc = -1;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
 static void progress(int k, int total, const struct json *run, double elapsed)
 {
 	double mean = json_get_num(run, "mean_completion_s", 0);
@@ -277,6 +319,11 @@ int cmd_compare(int argc, char **argv)
 	for (size_t l = strlen(outbuf); l > 1 && outbuf[l - 1] == '/'; l--)
 		outbuf[l - 1] = 0;
 	c.out = outbuf;
+	snprintf(tmp, sizeof(tmp), "%s/report.json", c.out);
+	if (!c.force && access(tmp, F_OK) == 0) {
+		rc = cli_usage("compare", "%s holds an older report: --force replaces it", c.out);
+		goto out;
+	}
 	if (fs_mkdir_p(c.out, err, sizeof(err))) {
 		rc = cli_usage("compare", "--out: %s", err);
 		goto out;
@@ -338,7 +385,8 @@ int cmd_compare(int argc, char **argv)
 	if (k == 0) {
 		if (!rc)
 			rc = cli_fail("compare", "no run finished; nothing written");
-	} else if (report_write_all(report, c.out, true, err, sizeof(err))) {
+	} else if ((c.force && remove_old_report(c.out, err, sizeof(err))) ||
+		   report_write_all(report, c.out, true, err, sizeof(err))) {
 		rc = cli_fail("compare", "%s", err);
 	} else {
 		report_text(report, stdout);
