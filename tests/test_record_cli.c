@@ -85,6 +85,7 @@ static void record_unwritable_output_is_refused_before_the_command_runs(void **s
 				       "--json", marker, NULL),
 			   "/nonexistent/x");
 	assert_int_equal(access(marker, F_OK), -1);
+	expect_usage_error(run_taskhop("record", "-o", scratch, "--", "true", NULL), "is a directory");
 }
 
 /* record has neither --no-bpf nor --usdt: its errors must not suggest them. */

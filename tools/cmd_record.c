@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +90,9 @@ static int parse_pid(const char *text, struct record_opts *o)
 static int check_output(const char *path)
 {
 	char probe[4200];
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return cli_usage("record", "-o %s is a directory: give a file name", path);
 	snprintf(probe, sizeof(probe), "%s.probe.%d", path, (int)getpid());
 	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
