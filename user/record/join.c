@@ -107,8 +107,9 @@ int rec_handle_event(void *ctx, void *data, size_t len)
 		struct rec_ival *iv = vec_push(&r->ivals);
 		if (iv)
 			*iv = (struct rec_ival){ .pid = (int)e->tgid, .tid = (int)e->tid, .cpu = (int)e->cpu,
-						 .host_tid = (int)e->host_tid, .flags = e->flags, .start = e->start, .end = e->ts,
-						 .wait_ns = e->wait_ns, .task_id = e->task_id, .seq = e->seq };
+						 .host_tid = (int)e->host_tid, .flags = e->flags,
+						 .start = e->start, .end = e->ts, .wait_ns = e->wait_ns,
+						 .task_id = e->task_id, .seq = e->seq };
 	} else if (e->kind == TH_EV_MIGRATE) {
 		struct th_rec_migration *m = vec_push(&r->migs);
 		if (m)
