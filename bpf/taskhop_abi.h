@@ -94,7 +94,7 @@ struct th_event {
 	__u32 cpu;
 	__u32 flags;    /* TH_EVF_* */
 	__s32 slot;     /* worker slot of the thread, -1 if not a published worker */
-	__u32 pad;
+	__u32 host_tid; /* ONCPU, MIGRATE: the thread's id in the initial PID namespace */
 	__u64 ts;
 	__u64 start;    /* ONCPU: interval start */
 	__u64 wait_ns;  /* ONCPU: run-queue wait (wakeup/preemption -> on CPU) before it */

@@ -203,6 +203,7 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 			e->kind = TH_EV_ONCPU;
 			e->tgid = t->tgid;
 			e->tid = t->tid;
+			e->host_tid = BPF_CORE_READ(prev, pid);
 			e->cpu = cpu;
 			e->ts = now;
 			e->start = t->on_ts;
@@ -254,6 +255,7 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
 	e->kind = TH_EV_MIGRATE;
 	e->tgid = t->tgid;
 	e->tid = t->tid;
+	e->host_tid = BPF_CORE_READ(p, pid);
 	e->cpu = bpf_get_smp_processor_id();
 	e->ts = bpf_ktime_get_ns();
 	/* the source CPU is the task's, not the one this program runs on */

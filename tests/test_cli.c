@@ -24,110 +24,7 @@
 #include "record.h"
 #include "report/fsutil.h"
 #include "report/json.h"
-
-static char bin[PATH_MAX];
-
-/* The binary: $TASKHOP_BIN (make test), else ../taskhop next to this test binary. */
-static const char *taskhop_bin(void)
-{
-	if (bin[0])
-		return bin;
-	const char *env = getenv("TASKHOP_BIN");
-	if (env && *env) {
-		snprintf(bin, sizeof(bin), "%s", env);
-	} else {
-		char self[PATH_MAX - 64];
-		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		self[n > 0 ? n : 0] = 0;
-		char *slash = strrchr(self, '/');
-		if (slash)
-			*slash = 0;
-		snprintf(bin, sizeof(bin), "%s/../taskhop", self);
-	}
-	return bin;
-}
-
-struct result {
-	int status;      /* exit code, or 128+signal */
-	char out[65536];
-	char err[8192];
-};
-
-static void slurp(int fd, char *buf, size_t len)
-{
-	size_t n = 0;
-	lseek(fd, 0, SEEK_SET);
-	ssize_t r;
-	while (n + 1 < len && (r = read(fd, buf + n, len - 1 - n)) > 0)
-		n += (size_t)r;
-	buf[n] = 0;
-	close(fd);
-}
-
-/* When set, the child drops root for this uid before exec (the unprivileged user). */
-static uid_t run_as;
-
-/* Runs taskhop with argv[1..] (argv[0] is replaced by the binary), capturing output. */
-static struct result *run_argv(const char **argv)
-{
-	argv[0] = taskhop_bin();
-	struct result *r = calloc(1, sizeof(*r));
-	char o[] = "/tmp/th_cli_outXXXXXX", e[] = "/tmp/th_cli_errXXXXXX";
-	int fo = mkstemp(o), fe = mkstemp(e);
-	unlink(o);
-	unlink(e);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(fo, 1);
-		dup2(fe, 2);
-		if (run_as && (setgroups(0, NULL) || setgid(run_as) || setuid(run_as)))
-			_exit(126);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	int st;
-	waitpid(pid, &st, 0);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	slurp(fo, r->out, sizeof(r->out));
-	slurp(fe, r->err, sizeof(r->err));
-	return r;
-}
-
-/* Runs taskhop with the NULL-terminated arguments, capturing stdout and stderr. */
-static struct result *run_taskhop(const char *first, ...)
-{
-	const char *argv[64];
-	int n = 1;
-	va_list ap;
-	va_start(ap, first);
-	for (const char *a = first; a && n < 63; a = va_arg(ap, const char *))
-		argv[n++] = a;
-	va_end(ap);
-	argv[n] = NULL;
-	return run_argv(argv);
-}
-
-static int count_lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-/* Bad usage: exit 2, exactly one line on stderr containing `needle`, nothing on stdout. */
-static void expect_usage_error(struct result *r, const char *needle)
-{
-	if (r->status != 2 || count_lines(r->err) != 1 || !strstr(r->err, needle) || r->out[0]) {
-		static char copy[sizeof(r->err)];
-		snprintf(copy, sizeof(copy), "%s", r->err);
-		int st = r->status;
-		free(r);
-		fail_msg("expected exit 2 and one line with '%s'; got exit %d, stderr: %s, stdout: %.200s",
-			 needle, st, copy, "");
-	}
-	free(r);
-}
+#include "lib/run_cli.h"
 
 static void bad_input_gives_one_line_and_exit_2(void **state)
 {
@@ -438,7 +335,7 @@ static void unprivileged_run_names_the_fix_or_runs_without_bpf(void **state)
 		skip();
 		return;
 	}
-	char dir[] = "/tmp/th_cli_run_XXXXXX", json[300], copy[300], saved[sizeof(bin)], cmd[2 * PATH_MAX];
+	char dir[] = "/tmp/th_cli_run_XXXXXX", json[300], copy[300], saved[PATH_MAX], cmd[2 * PATH_MAX];
 	assert_non_null(mkdtemp(dir));
 	chmod(dir, 0777); /* the unprivileged run writes its JSON here */
 	snprintf(json, sizeof(json), "%s/run.json", dir);
@@ -447,13 +344,13 @@ static void unprivileged_run_names_the_fix_or_runs_without_bpf(void **state)
 	snprintf(copy, sizeof(copy), "%s/taskhop", dir);
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 0755 '%s'", taskhop_bin(), copy, copy);
 	assert_int_equal(system(cmd), 0);
-	snprintf(saved, sizeof(saved), "%s", bin);
-	snprintf(bin, sizeof(bin), "%s", copy);
+	snprintf(saved, sizeof(saved), "%s", taskhop_bin_buf);
+	snprintf(taskhop_bin_buf, PATH_MAX, "%s", copy);
 	struct result *r = run_taskhop("run", "darts", "--small", "1e3", "--large", "1e4", NULL);
 	run_as = 0;
 	if (r->status == 126 || r->status == 127) {
 		free(r);
-		snprintf(bin, sizeof(bin), "%s", saved);
+		snprintf(taskhop_bin_buf, PATH_MAX, "%s", saved);
 		unlink(copy);
 		rmdir(dir);
 		skip(); /* cannot drop privileges here */
@@ -485,7 +382,7 @@ static void unprivileged_run_names_the_fix_or_runs_without_bpf(void **state)
 	assert_int_equal(r->status, 0);
 	assert_non_null(strstr(r->out, "mean completion"));
 	free(r);
-	snprintf(bin, sizeof(bin), "%s", saved);
+	snprintf(taskhop_bin_buf, PATH_MAX, "%s", saved);
 	unlink(copy);
 	unlink(json);
 	assert_int_equal(rmdir(dir), 0);

@@ -11,8 +11,6 @@
 #include "taskhop.h"
 #include "workload.h"
 
-#define TASKHOP_VERSION "0.1.0"
-
 /* Prints "taskhop CMD: message (try 'taskhop CMD --help')" on stderr; returns 2. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "taskhop CMD: message" on stderr; returns 1. */

@@ -38,7 +38,7 @@ static void compare_help(FILE *f)
 	char pols[256], wls[256];
 	fprintf(f,
 		"usage: taskhop compare WORKLOAD [--policies a,b,...] [--repeat N] [--out DIR]\n"
-		"                       [--workers N|auto|cores] [--pin] [--seed S] [--no-bpf]\n"
+		"                       [--workers N|auto|cores] [--pin] [--seed S] [--no-bpf] [--force]\n"
 		"                       [workload options]\n"
 		"\n"
 		"Runs WORKLOAD with every policy N times, interleaved (a,b,a,b,... so machine drift\n"
@@ -51,6 +51,7 @@ static void compare_help(FILE *f)
 		"  --policies L   comma-separated (default: all): %s\n"
 		"  --repeat N     runs per policy (default 5)\n"
 		"  --out DIR      output directory, created if needed (default report)\n"
+		"  --force        DIR holds an older report: replace it (all its files go)\n"
 		"  --workers, --pin, --seed, --no-bpf: as for 'taskhop run'\n"
 		"Workloads with a serial baseline (isprime) also get a 'serial' run per repeat.\n"
 		"\n"
@@ -68,7 +69,7 @@ struct compare_opts {
 	char *policies_text;
 	uint64_t repeat, seed;
 	const char *out, *workers;
-	bool pin, no_bpf;
+	bool pin, no_bpf, force;
 	char **wl_argv;
 	int wl_argc;
 };
@@ -130,6 +131,10 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 		}
 		if (strcmp(a, "--no-bpf") == 0) {
 			c->no_bpf = true;
+			continue;
+		}
+		if (strcmp(a, "--force") == 0) {
+			c->force = true;
 			continue;
 		}
 		if (strcmp(a, "--policy") == 0 || strcmp(a, "--json") == 0 || strcmp(a, "--quiet") == 0)
@@ -283,6 +288,11 @@ int cmd_compare(int argc, char **argv)
 	for (size_t l = strlen(outbuf); l > 1 && outbuf[l - 1] == '/'; l--)
 		outbuf[l - 1] = 0;
 	c.out = outbuf;
+	snprintf(tmp, sizeof(tmp), "%s/report.json", c.out);
+	if (!c.force && access(tmp, F_OK) == 0) {
+		rc = cli_usage("compare", "%s holds an older report: --force replaces it", c.out);
+		goto out;
+	}
 	if (fs_mkdir_p(c.out, err, sizeof(err))) {
 		rc = cli_usage("compare", "--out: %s", err);
 		goto out;
@@ -347,6 +357,9 @@ int cmd_compare(int argc, char **argv)
 		if (!rc)
 			rc = cli_fail("compare", "no run finished; nothing written");
 	} else if (report_write_all(report, c.out, true, err, sizeof(err))) {
+		/* report_write_all stages the whole report beside c.out and swaps it
+		 * in, dropping the older report's pages and figures (--force's promise)
+		 * only once the new one is complete. */
 		rc = cli_fail("compare", "%s", err);
 	} else {
 		report_text(report, stdout);

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "rec_json.h"
 #include "record.h"
 #include "report/fsutil.h"
 #include "report/report.h"
@@ -212,20 +213,7 @@ static struct json *task_json(const struct wl_task *t, struct th_record *rec)
 	json_set_num(o, "runs", (double)t->st.runs);
 	json_set_num(o, "yields", (double)t->st.yields);
 	json_set_num(o, "worker_hops", (double)t->st.worker_hops);
-	json_set(o, "cpu_migrations", num_or_null(k, (double)rt.cpu_migrations));
-	json_set(o, "cpu_migrations_kernel", num_or_null(k, (double)rt.cpu_migrations_kernel));
-	if (k) {
-		struct json *cpus = json_arr();
-		for (int c = 0; c < TH_REC_MAX_CPUS; c++)
-			if (rt.cpu_mask[c / 64] >> (c % 64) & 1)
-				json_push(cpus, json_num(c));
-		json_set(o, "cpus_visited", cpus);
-	} else {
-		json_set_null(o, "cpus_visited");
-	}
-	json_set(o, "on_cpu_ns", num_or_null(k, (double)rt.on_cpu_ns));
-	json_set(o, "runq_wait_ns", num_or_null(k, (double)rt.runq_wait_ns));
-	json_set(o, "preemptions", num_or_null(k, (double)rt.preemptions));
+	rec_json_task_kernel(o, k ? &rt : NULL);
 	/* SPT input: the workload's own measure, else the kernel's on-CPU time. */
 	double work = t->work_s >= 0 ? t->work_s : k ? (double)rt.on_cpu_ns / 1e9 : -1;
 	json_set(o, "work_s", num_or_null(work >= 0, work));
@@ -248,10 +236,7 @@ static struct json *workers_json(int workers, const int *tids, const struct runl
 			ran += log->r[i].worker == (uint32_t)w;
 		json_set_num(o, "index", w);
 		json_set_num(o, "tid", tids[w]);
-		json_set(o, "cpu_migrations", num_or_null(k, (double)rw.cpu_migrations));
-		json_set(o, "preemptions", num_or_null(k, (double)rw.preemptions));
-		json_set(o, "on_cpu_ns", num_or_null(k, (double)rw.on_cpu_ns));
-		json_set(o, "runq_wait_ns", num_or_null(k, (double)rw.runq_wait_ns));
+		rec_json_worker_kernel(o, k ? &rw : NULL);
 		json_set_num(o, "tasks_run", (double)ran);
 		json_push(a, o);
 	}
@@ -268,19 +253,8 @@ static struct json *timeline_json(const struct runlog *log, struct th_record *re
 {
 	struct json *tl = json_obj(), *runs = json_arr(), *migs = json_arr();
 	size_t n = 0;
-	const struct th_rec_run *rr = rec ? th_record_runs(rec, &n) : NULL;
-	if (rr && n) {
-		for (size_t i = 0; i < n; i++) {
-			if (rr[i].worker < 0 && rr[i].task_id == 0)
-				continue;
-			struct json *r = json_arr();
-			json_push(r, json_num((double)rr[i].task_id));
-			json_push(r, json_num(rr[i].worker));
-			json_push(r, json_num(rr[i].cpu));
-			json_push(r, json_num(rel_s(rr[i].start_ns, t0)));
-			json_push(r, json_num(rel_s(rr[i].end_ns, t0)));
-			json_push(runs, r);
-		}
+	if (rec && th_record_runs(rec, &n) && n) {
+		rec_json_timeline(rec, 0, t0, runs, migs);
 	} else {
 		for (size_t i = 0; i < log->n; i++) {
 			struct json *r = json_arr();
@@ -291,16 +265,6 @@ static struct json *timeline_json(const struct runlog *log, struct th_record *re
 			json_push(r, json_num(rel_s(log->r[i].end_ns, t0)));
 			json_push(runs, r);
 		}
-	}
-	const struct th_rec_migration *m = rec ? th_record_migrations(rec, &n) : NULL;
-	for (size_t i = 0; m && i < n; i++) {
-		struct json *r = json_arr();
-		json_push(r, json_num(rel_s(m[i].ts_ns, t0)));
-		json_push(r, json_num(m[i].worker));
-		json_push(r, json_num((double)m[i].task_id));
-		json_push(r, json_num(m[i].orig_cpu));
-		json_push(r, json_num(m[i].dest_cpu));
-		json_push(migs, r);
 	}
 	json_set(tl, "runs", runs);
 	json_set(tl, "migrations", migs);
@@ -329,6 +293,7 @@ static struct json *build_run(const struct cli_run *o, const struct wl_result *r
 			      double wall, bool runtime, int argc, char **argv)
 {
 	struct json *run = json_obj(), *bpf = json_obj(), *opts = json_arr(), *tasks = json_arr();
+	report_stamp(run, REPORT_SCHEMA_RUN);
 	json_set_str(run, "workload", o->wl->name);
 	for (int i = 0; i < o->wl_argc; i++)
 		json_push(opts, json_str(o->wl_argv[i]));
@@ -341,6 +306,8 @@ static struct json *build_run(const struct cli_run *o, const struct wl_result *r
 	json_set_u64(run, "seed", o->cfg.seed);
 	json_set_bool(bpf, "enabled", rec != NULL);
 	json_set(bpf, "lost_events", num_or_null(rec, rec ? (double)th_record_lost_events(rec) : 0));
+	/* runs past the run log's capacity: the per-task kernel figures miss them */
+	json_set_num(bpf, "dropped_runs", (double)log->dropped);
 	json_set(run, "bpf", bpf);
 	json_set_num(run, "wall_s", wall);
 	struct rusage ru;

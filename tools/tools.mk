@@ -21,7 +21,7 @@ TASKHOP_NOBPF := $(if $(filter 0,$(shell id -u)),,--no-bpf)
 demo::
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	$(B)/taskhop compare darts --policies sticky,shared,multiqueue,steal --repeat 5 --out report/ $(TASKHOP_NOBPF)
+	$(B)/taskhop compare darts --force --policies sticky,shared,multiqueue,steal --repeat 5 --out report/ $(TASKHOP_NOBPF)
 
 # The issue's targets, on 2 workers, without BPF (it measures the scheduler, not the recorder):
 # isprime dynamic-split speedup over --serial; darts best migrating policy vs ideal and sticky.
@@ -32,16 +32,16 @@ bench:: $(TASKHOP)
 	t0=$$(date +%s.%N); one; t1=$$(date +%s.%N); one & one; wait; t2=$$(date +%s.%N); \
 	awk -v a="$$t0" -v b="$$t1" -v c="$$t2" \
 		'BEGIN { printf "bench: machine_two_process_throughput %.3f x\n", 2 * (b - a) / (c - b) }'
-	@$(B)/taskhop compare isprime --policies shared --repeat 3 --workers 2 --no-bpf \
+	@$(B)/taskhop compare isprime --force --policies shared --repeat 3 --workers 2 --no-bpf \
 		--out $(B)/bench/isprime >/dev/null
 	@$(B)/taskhop report $(B)/bench/isprime --bench
-	@$(B)/taskhop compare isprime --policies shared --repeat 2 --workers 2 --no-bpf --split static \
+	@$(B)/taskhop compare isprime --force --policies shared --repeat 2 --workers 2 --no-bpf --split static \
 		--out $(B)/bench/isprime-static >/dev/null
 	@$(B)/taskhop report $(B)/bench/isprime-static --bench | sed 's/isprime_/isprime_static_/'
-	@$(B)/taskhop compare darts --repeat 3 --workers 2 --no-bpf --out $(B)/bench/darts >/dev/null
+	@$(B)/taskhop compare darts --force --repeat 3 --workers 2 --no-bpf --out $(B)/bench/darts >/dev/null
 	@$(B)/taskhop report $(B)/bench/darts --bench
 	@# fcfs's worst case: the long task spawned first keeps one worker to the end.
-	@$(B)/taskhop compare darts --large-first --policies fcfs,multiqueue --repeat 2 --workers 2 --no-bpf \
+	@$(B)/taskhop compare darts --force --large-first --policies fcfs,multiqueue --repeat 2 --workers 2 --no-bpf \
 		--out $(B)/bench/darts-large-first >/dev/null
 	@$(B)/taskhop report $(B)/bench/darts-large-first --bench | grep -v best_migrating | \
 		sed 's/darts_/darts_large_first_/'

@@ -53,30 +53,61 @@ static void cpus_text(const struct json *v, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
+/* A run's time in the kernel, blocked, over its tasks (ms), or "-" without BPF. */
+static const char *blocked_ms(char *buf, size_t len, const struct json *run)
+{
+	const struct json *tasks = json_get(run, "tasks");
+	double ns = 0;
+	for (size_t i = 0; i < json_len(tasks); i++) {
+		const struct json *v = json_get(json_at(tasks, i), "kernel_blocked_ns");
+		if (!json_is_num(v))
+			return snprintf(buf, len, "-"), buf;
+		ns += v->num;
+	}
+	snprintf(buf, len, json_len(tasks) ? "%.2f" : "-", ns / 1e6);
+	return buf;
+}
+
 /* ---- one run ------------------------------------------------------------ */
 
 void report_run_text(const struct json *run, FILE *f)
 {
 	const struct json *bpf = json_get(run, "bpf");
 	bool bpf_on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
-	char b[16][32];
+	char b[16][40];
 	char seed[32];
 	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%s  bpf=%s",
 		json_get_str(run, "workload", "?"), json_get_str(run, "policy", "?"),
 		json_get_num(run, "worker_count", 0), json_get(run, "pin") && json_get(run, "pin")->b ? " (pinned)" : "",
 		json_num_text(json_get(run, "seed"), seed, sizeof(seed)), bpf_on ? "on" : "off");
-	if (bpf_on)
+	/* runs past the run log's capacity are missing from the per-task kernel figures */
+	double dropped = json_get_num(bpf, "dropped_runs", 0);
+	bool partial = bpf_on && dropped > 0;
+	if (bpf_on && partial)
+		fprintf(f, " (%.0f lost events, %.0f runs dropped from the run log: per-task kernel "
+			   "figures are partial, marked ~)", json_get_num(bpf, "lost_events", 0), dropped);
+	else if (bpf_on)
 		fprintf(f, " (%.0f lost events)", json_get_num(bpf, "lost_events", 0));
 	fputc('\n', f);
-	fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %5s %6s %6s %-5s %11s %11s %7s\n",
+	fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %5s %6s %6s %-5s %11s %11s %7s %11s %6s\n",
 		"task", "label", "n", "spawn", "first", "last", "done(ms)", "runs", "yields", "hops",
-		"migr", "migr-k", "cpus", "run-time(ms)", "sch-delay", "preempt");
+		"migr", "migr-k", "cpus", "run-time(ms)", "sch-delay", "preempt", "blocked(ms)", "blocks");
 	const struct json *tasks = json_get(run, "tasks");
 	for (size_t i = 0; i < json_len(tasks); i++) {
 		const struct json *t = json_at(tasks, i);
 		char cpus[64];
 		cpus_text(json_get(t, "cpus_visited"), cpus, sizeof(cpus));
-		fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %5s %6s %6s %-5s %11s %11s %7s\n",
+		fmt_num(b[9], 32, json_get(t, "cpu_migrations"), "%.0f", 1);
+		fmt_num(b[10], 32, json_get(t, "cpu_migrations_kernel"), "%.0f", 1);
+		fmt_num(b[11], 32, json_get(t, "on_cpu_ns"), "%.2f", 1e-6);
+		fmt_num(b[12], 32, json_get(t, "runq_wait_ns"), "%.3f", 1e-6);
+		fmt_num(b[13], 32, json_get(t, "preemptions"), "%.0f", 1);
+		fmt_num(b[14], 32, json_get(t, "kernel_blocked_ns"), "%.2f", 1e-6);
+		fmt_num(b[15], 32, json_get(t, "kernel_blocks"), "%.0f", 1);
+		for (int k = 9; partial && k < 16; k++)
+			if (strcmp(b[k], "-") != 0)
+				strcat(b[k], "~");
+		fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %5s %6s %6s %-5s %11s %11s %7s %11s %6s\n",
 			fmt_num(b[0], 32, json_get(t, "id"), "%.0f", 1),
 			json_get_str(t, "label", ""),
 			fmt_num(b[1], 32, json_get(t, "n"), "%.4g", 1),
@@ -87,27 +118,24 @@ void report_run_text(const struct json *run, FILE *f)
 			fmt_num(b[6], 32, json_get(t, "runs"), "%.0f", 1),
 			fmt_num(b[7], 32, json_get(t, "yields"), "%.0f", 1),
 			fmt_num(b[8], 32, json_get(t, "worker_hops"), "%.0f", 1),
-			fmt_num(b[9], 32, json_get(t, "cpu_migrations"), "%.0f", 1),
-			fmt_num(b[10], 32, json_get(t, "cpu_migrations_kernel"), "%.0f", 1),
-			cpus,
-			fmt_num(b[11], 32, json_get(t, "on_cpu_ns"), "%.2f", 1e-6),
-			fmt_num(b[12], 32, json_get(t, "runq_wait_ns"), "%.3f", 1e-6),
-			fmt_num(b[13], 32, json_get(t, "preemptions"), "%.0f", 1));
+			b[9], b[10], cpus, b[11], b[12], b[13], b[14], b[15]);
 	}
 	const struct json *ws = json_get(run, "workers");
 	if (json_len(ws)) {
-		fprintf(f, "%6s %7s %9s %6s %7s %12s %13s\n", "worker", "tid", "tasks_run", "migr",
-			"preempt", "on-cpu(ms)", "runq-wait(ms)");
+		fprintf(f, "%6s %7s %9s %6s %7s %12s %13s %11s %6s\n", "worker", "tid", "tasks_run", "migr",
+			"preempt", "on-cpu(ms)", "runq-wait(ms)", "blocked(ms)", "blocks");
 		for (size_t i = 0; i < json_len(ws); i++) {
 			const struct json *w = json_at(ws, i);
-			fprintf(f, "%6s %7s %9s %6s %7s %12s %13s\n",
+			fprintf(f, "%6s %7s %9s %6s %7s %12s %13s %11s %6s\n",
 				fmt_num(b[0], 32, json_get(w, "index"), "%.0f", 1),
 				fmt_num(b[1], 32, json_get(w, "tid"), "%.0f", 1),
 				fmt_num(b[2], 32, json_get(w, "tasks_run"), "%.0f", 1),
 				fmt_num(b[3], 32, json_get(w, "cpu_migrations"), "%.0f", 1),
 				fmt_num(b[4], 32, json_get(w, "preemptions"), "%.0f", 1),
 				fmt_num(b[5], 32, json_get(w, "on_cpu_ns"), "%.2f", 1e-6),
-				fmt_num(b[6], 32, json_get(w, "runq_wait_ns"), "%.3f", 1e-6));
+				fmt_num(b[6], 32, json_get(w, "runq_wait_ns"), "%.3f", 1e-6),
+				fmt_num(b[7], 32, json_get(w, "kernel_blocked_ns"), "%.2f", 1e-6),
+				fmt_num(b[8], 32, json_get(w, "kernel_blocks"), "%.0f", 1));
 		}
 	}
 	double mean = json_get_num(run, "mean_completion_s", NAN);
@@ -273,8 +301,8 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 			fprintf(f, "### %s\n\n![%s](%s)\n\n", figs->titles[i], figs->titles[i], figs->names[i]);
 	}
 	fprintf(f, "\n## Runs\n\n| # | policy | seed | mean completion s | makespan s | ideal s | "
-		   "x ideal | wall s | peak RSS KiB | BPF lost events |\n"
-		   "|---|---|---|---|---|---|---|---|---|---|\n");
+		   "x ideal | wall s | peak RSS KiB | BPF lost events | kernel blocked ms |\n"
+		   "|---|---|---|---|---|---|---|---|---|---|---|\n");
 	const struct json *runs = json_get(report, "runs");
 	for (size_t i = 0; i < json_len(runs); i++) {
 		const struct json *r = json_at(runs, i);
@@ -286,13 +314,13 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 		snprintf(is, sizeof(is), isnan(ideal) ? "-" : "%.4f", ideal);
 		snprintf(ir, sizeof(ir), isnan(ideal) || !(ideal > 0) ? "-" : "%.2f", mean / ideal);
 		snprintf(lost, sizeof(lost), on ? "%.0f" : "(no BPF)", json_get_num(bpf, "lost_events", 0));
-		char mc[32], ms[32], seed[32];
+		char mc[32], ms[32], kb[32], seed[32];
 		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
 		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
-		fprintf(f, "| %zu | %s | %s | %s | %s | %s | %s | %.4f | %.0f | %s |\n", i + 1,
+		fprintf(f, "| %zu | %s | %s | %s | %s | %s | %s | %.4f | %.0f | %s | %s |\n", i + 1,
 			json_get_str(r, "policy", "?"), json_num_text(json_get(r, "seed"), seed, sizeof(seed)),
-			mc, ms, is, ir,
-			json_get_num(r, "wall_s", NAN), json_get_num(r, "peak_rss_kb", 0), lost);
+			mc, ms, is, ir, json_get_num(r, "wall_s", NAN), json_get_num(r, "peak_rss_kb", 0), lost,
+			blocked_ms(kb, sizeof(kb), r));
 	}
 	fprintf(f, "\nFiles: `report.json` (source of truth; `taskhop report DIR` re-renders this page), "
 		   "`runs.csv` (one row per task per run), `trace.json` (open in https://ui.perfetto.dev).\n");
@@ -389,7 +417,7 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 	}
 	fprintf(f, "<h2>Runs</h2>\n<table><tr><th>#</th><th>policy</th><th>seed</th><th>mean "
 		   "completion s</th><th>makespan s</th><th>ideal s</th><th>wall s</th><th>BPF lost "
-		   "events</th></tr>\n");
+		   "events</th><th>kernel blocked ms</th></tr>\n");
 	const struct json *runs = json_get(report, "runs");
 	for (size_t i = 0; i < json_len(runs); i++) {
 		const struct json *r = json_at(runs, i);
@@ -401,12 +429,12 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 		snprintf(lost, sizeof(lost), on ? "%.0f" : "no BPF", json_get_num(bpf, "lost_events", 0));
 		fprintf(f, "<tr><td>%zu</td><td>", i + 1);
 		html_esc(f, json_get_str(r, "policy", "?"));
-		char mc[32], ms[32], seed[32];
+		char mc[32], ms[32], kb[32], seed[32];
 		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
 		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
-		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.4f</td><td>%s</td></tr>\n",
-			json_num_text(json_get(r, "seed"), seed, sizeof(seed)), mc, ms, is,
-			json_get_num(r, "wall_s", NAN), lost);
+		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.4f</td><td>%s</td>"
+			   "<td>%s</td></tr>\n", json_num_text(json_get(r, "seed"), seed, sizeof(seed)), mc, ms, is,
+			json_get_num(r, "wall_s", NAN), lost, blocked_ms(kb, sizeof(kb), r));
 	}
 	fprintf(f, "</table>\n</body></html>\n");
 	return 0;

@@ -10,6 +10,7 @@
 
 #include "report/fsutil.h"
 #include "report/stats.h"
+#include "taskhop.h"
 
 const char *const report_run_fields[] = {
 	"workload", "policy", "workers", "pin", "seed", "bpf", "wall_s", "peak_rss_kb",
@@ -103,10 +104,17 @@ struct json *report_command(int argc, char **argv)
 	return j;
 }
 
+void report_stamp(struct json *o, const char *schema)
+{
+	json_set_str(o, "taskhop_version", TASKHOP_VERSION);
+	json_set_str(o, "schema", schema);
+}
+
 struct json *report_new(const char *workload, const struct json *options, int argc, char **argv)
 {
 	struct json *r = json_obj();
 	json_set_num(r, "taskhop_report", 1);
+	report_stamp(r, REPORT_SCHEMA_REPORT);
 	json_set(r, "command", report_command(argc, argv));
 	json_set(r, "machine", report_machine());
 	json_set_str(r, "workload", workload);
@@ -215,9 +223,10 @@ int report_aggregate(struct json *report)
 			}
 			/* A figure missing from some runs would summarize a biased subset: null. */
 			json_set(p, metric_names[m], missing ? json_null() : stats_json(x, k));
-			if (m == M_MEAN)
-				count = k;
 		}
+		/* every run of the policy: a serial baseline has no mean completion but ran */
+		for (size_t j = 0; j < nr; j++)
+			count += strcmp(json_get_str(json_at(runs, j), "policy", "?"), name) == 0;
 		json_set_num(p, "runs", count);
 		json_set(pols, name, p);
 	}
@@ -229,6 +238,7 @@ struct json *report_from_run(struct json *run)
 {
 	struct json *r = json_obj();
 	json_set_num(r, "taskhop_report", 1);
+	report_stamp(r, REPORT_SCHEMA_REPORT);
 	json_set(r, "command", json_clone(json_get(run, "command")) ?: json_str(""));
 	json_set(r, "machine", json_clone(json_get(run, "machine")) ?: report_machine());
 	json_set_str(r, "workload", json_get_str(run, "workload", "?"));

@@ -73,6 +73,12 @@ struct json *report_trace(const struct json *report);
 int report_write_all(const struct json *report, const char *dir, bool with_json, char *err,
 		     size_t errlen);
 
+/* Every JSON taskhop writes names its version and its schema ("taskhop_version",
+ * "schema"): a run (`run --json`, `record -o`), a report (report.json). */
+#define REPORT_SCHEMA_RUN "taskhop-run/1"
+#define REPORT_SCHEMA_REPORT "taskhop-report/1"
+void report_stamp(struct json *o, const char *schema);
+
 /* Policy name used for the serial baseline runs of a workload with baseline_option. */
 #define REPORT_SERIAL "serial"
 

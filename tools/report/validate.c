@@ -213,8 +213,9 @@ static int check_run(struct vctx *c, const struct json *run)
 		return -1;
 	const struct json *seed = json_get(run, "seed");
 	unsigned long long s;
-	if (!json_as_u64(seed, &s))
-		return fail(c, "'seed' must be a whole number in [0, 2^64-1]");
+	/* null: a recording of another program (taskhop record) has no run seed */
+	if (!(seed && json_is_null(seed)) && !json_as_u64(seed, &s))
+		return fail(c, "'seed' must be a whole number in [0, 2^64-1] or null");
 	for (int i = 0; secs[i]; i++)
 		if (check_num(c, run, secs[i], true, false, 0, MAX_SECONDS))
 			return -1;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "record_int.h"
+#include "taskhop.h"
 
 void *vec_push(struct vec *v)
 {
@@ -45,6 +46,13 @@ static void usdt_event(struct th_record *r, const struct th_event *e)
 	size_t h;
 
 	switch (e->probe) {
+	case TH_P_TASK_SPAWN: {
+		struct rec_spawn *sp = vec_push(&r->spawns);
+		if (sp)
+			*sp = (struct rec_spawn){ .pid = (int)e->tgid, .worker = (int)e->b,
+						  .task_id = (uint64_t)e->a };
+		return;
+	}
 	case TH_P_TASK_RUN: {
 		struct rec_usdt_run *u = vec_push(&r->uruns);
 		if (!u)
@@ -68,6 +76,8 @@ static void usdt_event(struct th_record *r, const struct th_event *e)
 			struct rec_usdt_run *u = VAT(r->uruns, struct rec_usdt_run, r->open_run[h].idx1 - 1);
 			u->open = 0;
 			u->end = e->ts;
+			u->why = e->probe == TH_P_TASK_YIELD ? TH_WHY_YIELD
+				 : e->probe == TH_P_TASK_BLOCK ? TH_WHY_BLOCK : TH_WHY_DONE;
 			r->open_run[h].idx1 = 0; /* the slot stays the thread's: no tombstones needed */
 		}
 		return;
@@ -97,8 +107,9 @@ int rec_handle_event(void *ctx, void *data, size_t len)
 		struct rec_ival *iv = vec_push(&r->ivals);
 		if (iv)
 			*iv = (struct rec_ival){ .pid = (int)e->tgid, .tid = (int)e->tid, .cpu = (int)e->cpu,
-						 .flags = e->flags, .start = e->start, .end = e->ts,
-						 .wait_ns = e->wait_ns, .task_id = e->task_id, .seq = e->seq };
+						 .host_tid = (int)e->host_tid, .flags = e->flags,
+						 .start = e->start, .end = e->ts, .wait_ns = e->wait_ns,
+						 .task_id = e->task_id, .seq = e->seq };
 	} else if (e->kind == TH_EV_MIGRATE) {
 		struct th_rec_migration *m = vec_push(&r->migs);
 		if (m)
@@ -217,7 +228,7 @@ static int build_runs(struct th_record *r)
 			*x = (struct th_rec_run){ .pid = v->pid, .task_id = v->task_id, .worker = v->worker,
 						  .tid = v->tid, .cpu = -1, .usdt_cpu = v->cpu,
 						  .start_ns = v->start, .end_ns = v->open ? r->t_stop : v->end,
-						  .usdt_ts_ns = v->start };
+						  .usdt_ts_ns = v->start, .why = v->open ? 0 : v->why };
 		}
 		i = j;
 	}
@@ -266,6 +277,8 @@ static int add_binds(struct th_record *r)
 
 struct run_acc {
 	uint64_t on_ns, wait_ns, preempt;
+	uint64_t blocked_ns, blocks; /* switch-outs not runnable during the run */
+	uint64_t kmig;               /* kernel migrations of its thread charged to it */
 };
 
 /* One stretch of a task on one CPU, in time order per task: the CPU sequence. */
@@ -361,6 +374,59 @@ static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo,
 	return 0;
 }
 
+/* Blocks in the kernel of one thread, charged to its runs [rlo, rhi): a switch-out that
+ * left the thread not runnable (no TH_EVF_PREEMPTED) strictly inside a run, while the
+ * slot, when it says anything, names that run's task. The runtime's own idle futex wait
+ * happens between runs, so it never counts. Blocked from the switch-out to the wakeup
+ * (the next interval's start less its run-queue wait), at most to the run's end. A
+ * thread that never came back on a CPU (it exited: a kthread-policy task's thread, or
+ * still blocked when recording stopped) has no wakeup to date: not counted. */
+static void charge_blocks(const struct th_rec_run *runs, struct run_acc *acc, size_t rlo,
+			  size_t rhi, const struct rec_ival *iv, size_t ilo, size_t ihi)
+{
+	size_t k = rlo;
+	for (size_t i = ilo; i + 1 < ihi; i++) {
+		uint64_t out = iv[i].end;
+		while (k < rhi && runs[k].end_ns <= out)
+			k++;
+		if (k == rhi)
+			return;
+		if ((iv[i].flags & TH_EVF_PREEMPTED) || runs[k].start_ns >= out ||
+		    (iv[i].task_id && iv[i].task_id != runs[k].task_id))
+			continue;
+		uint64_t wake = iv[i + 1].start - iv[i + 1].wait_ns;
+		if (wake > runs[k].end_ns)
+			wake = runs[k].end_ns;
+		acc[k].blocks++;
+		acc[k].blocked_ns += wake > out ? wake - out : 0;
+	}
+}
+
+/* Each kernel migration of a thread that ran tasks goes to one run: the run going on
+ * when it happened, else the thread's next run; none after its last. Runs are sorted
+ * by (pid, tid, start) and do not overlap on a thread. */
+static void charge_migrations(struct th_record *r, struct run_acc *acc)
+{
+	const struct th_rec_run *runs = r->runs.p;
+	size_t n = r->runs.n;
+	for (size_t i = 0; i < r->migs.n; i++) {
+		const struct th_rec_migration *m = VAT(r->migs, struct th_rec_migration, i);
+		size_t lo = 0, hi = n;
+		while (lo < hi) { /* first run of the thread ending at or after the migration */
+			size_t mid = lo + (hi - lo) / 2;
+			const struct th_rec_run *x = &runs[mid];
+			int before = x->pid < m->pid || (x->pid == m->pid && (x->tid < m->tid ||
+				     (x->tid == m->tid && x->end_ns < m->ts_ns)));
+			if (before)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n && runs[lo].pid == m->pid && runs[lo].tid == m->tid)
+			acc[lo].kmig++;
+	}
+}
+
 static int worker_of(struct th_record *r, int pid, int tid)
 {
 	if (is_self(r, pid))
@@ -393,6 +459,7 @@ static struct th_rec_task *task_entry(struct th_record *r, int pid, uint64_t id)
 		t->pid = pid;
 		t->task_id = id;
 		t->first_cpu = t->last_cpu = -1;
+		t->first_worker = t->last_worker = t->spawn_worker = -1;
 	}
 	return t;
 }
@@ -442,11 +509,19 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 		}
 		if (t->runs && x->worker != prev_worker)
 			t->worker_hops++;
-		prev_worker = x->worker;
+		if (!t->runs)
+			t->first_worker = x->worker;
+		t->last_worker = prev_worker = x->worker;
 		t->runs++;
-		t->on_cpu_ns += acc[idx[i].idx].on_ns;
-		t->runq_wait_ns += acc[idx[i].idx].wait_ns;
-		t->preemptions += acc[idx[i].idx].preempt;
+		t->yields += x->why == TH_WHY_YIELD;
+		t->done_ns = x->why == TH_WHY_DONE ? x->end_ns : 0;
+		const struct run_acc *a = &acc[idx[i].idx];
+		t->on_cpu_ns += a->on_ns;
+		t->runq_wait_ns += a->wait_ns;
+		t->preemptions += a->preempt;
+		t->kernel_blocked_ns += a->blocked_ns;
+		t->kernel_blocks += a->blocks;
+		t->cpu_migrations_kernel += a->kmig;
 	}
 	free(idx);
 	sort_n(segs->p, segs->n, sizeof(struct seg), seg_cmp);
@@ -460,7 +535,7 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 			if (p->pid == g->pid && p->task == g->task && p->cpu != g->cpu) {
 				t->cpu_migrations++;
 				if (p->tid == g->tid) /* same worker thread: the kernel moved it */
-					t->cpu_migrations_kernel++;
+					t->worker_cpu_changes++;
 			}
 		}
 		if (!(t->cpu_mask[g->cpu / 64] & (1ull << (g->cpu % 64)))) {
@@ -470,6 +545,12 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 		if (t->first_cpu < 0)
 			t->first_cpu = g->cpu;
 		t->last_cpu = g->cpu;
+	}
+	for (size_t i = 0; i < r->spawns.n; i++) {
+		struct rec_spawn *sp = VAT(r->spawns, struct rec_spawn, i);
+		struct th_rec_task *t = find_task(r, sp->pid, sp->task_id);
+		if (t)
+			t->spawn_worker = sp->worker;
 	}
 	/* the USDT cross-check: runs and worker hops as the probes saw them */
 	struct rec_usdt_run *u = r->uruns.p;
@@ -484,7 +565,7 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 	return 0;
 }
 
-static int worker_figures(struct th_record *r)
+static int worker_figures(struct th_record *r, const struct run_acc *acc)
 {
 	struct rec_ival *iv = r->ivals.p;
 	struct th_rec_run *runs = r->runs.p;
@@ -494,8 +575,13 @@ static int worker_figures(struct th_record *r)
 			j++;
 		int w = worker_of(r, iv[i].pid, iv[i].tid);
 		int has_runs = 0;
-		for (size_t k = 0; k < r->runs.n && !has_runs; k++)
-			has_runs = runs[k].pid == iv[i].pid && runs[k].tid == iv[i].tid;
+		uint64_t blocked_ns = 0, blocks = 0;
+		for (size_t k = 0; k < r->runs.n; k++)
+			if (runs[k].pid == iv[i].pid && runs[k].tid == iv[i].tid) {
+				has_runs = 1;
+				blocked_ns += acc[k].blocked_ns;
+				blocks += acc[k].blocks;
+			}
 		if (w >= 0 || has_runs) {
 			struct th_rec_worker *x = vec_push(&r->workers);
 			if (!x)
@@ -503,6 +589,8 @@ static int worker_figures(struct th_record *r)
 			x->pid = iv[i].pid;
 			x->tid = iv[i].tid;
 			x->worker = w;
+			x->kernel_blocked_ns = blocked_ns;
+			x->kernel_blocks = blocks;
 			uint64_t first = r->t_stop;
 			for (size_t k = i; k < j; k++) {
 				uint64_t s = iv[k].start, e = iv[k].end;
@@ -513,6 +601,8 @@ static int worker_figures(struct th_record *r)
 				s = s < r->t_start ? r->t_start : s;
 				e = e > r->t_stop ? r->t_stop : e;
 				first = s < first ? s : first;
+				if (iv[k].host_tid)
+					x->host_tid = iv[k].host_tid;
 				x->on_cpu_ns += e > s ? e - s : 0;
 				x->switches++;
 				x->runq_wait_ns += we > ws ? we - ws : 0;
@@ -587,12 +677,16 @@ int rec_analyse(struct th_record *r)
 			vec_free(&segs);
 			goto oom;
 		}
+		charge_blocks(runs, acc, k, kk, iv, ii, ij);
 		k = kk;
 	}
+	charge_migrations(r, acc);
 	int rc = task_figures(r, acc, &segs);
+	if (rc == 0)
+		rc = worker_figures(r, acc);
 	free(acc);
 	vec_free(&segs);
-	if (rc != 0 || worker_figures(r) != 0)
+	if (rc != 0)
 		goto oom;
 	sort_n(r->tasks.p, r->tasks.n, sizeof(struct th_rec_task), task_cmp);
 	sort_n(r->workers.p, r->workers.n, sizeof(struct th_rec_worker), worker_cmp);

@@ -1,9 +1,16 @@
-/* json.c — writes a recording as JSON, the format of `taskhop record -o FILE.json`:
- * tasks, workers, runs (with CPUs) and kernel migrations, plus lost_events. */
+/* json.c — writes a recording as JSON for library users (th_record_write_json): tasks,
+ * workers, runs (with CPUs) and kernel migrations, in the run JSON's field names. */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "record_int.h"
+#include "taskhop.h"
+
+void th_record_window(struct th_record *r, uint64_t *start_ns, uint64_t *stop_ns)
+{
+	*start_ns = r->t_start;
+	*stop_ns = r->stopped ? r->t_stop : 0;
+}
 
 static void cpus(FILE *f, const struct th_rec_task *t)
 {
@@ -28,7 +35,9 @@ int th_record_write_json(struct th_record *r, FILE *f)
 		return -1;
 	if (rec_analyse(r) != 0)
 		return -1;
-	fprintf(f, "{\n  \"lost_events\": %" PRIu64 ",\n  \"dropped_runs\": %" PRIu64
+	fprintf(f, "{\n  \"taskhop_version\": \"%s\",\n  \"schema\": \"taskhop-recording/1\",\n",
+		TASKHOP_VERSION);
+	fprintf(f, "  \"lost_events\": %" PRIu64 ",\n  \"dropped_runs\": %" PRIu64
 		   ",\n  \"tracepoints\": \"%s\",\n  \"usdt\": %s,\n  \"duration_ns\": %" PRIu64
 		   ",\n  \"pids\": [",
 		th_record_lost_events(r), r->dropped_runs, r->raw_tp ? "raw_tp" : "tp_btf",
@@ -37,15 +46,17 @@ int th_record_write_json(struct th_record *r, FILE *f)
 		fprintf(f, "%s%d", i ? ", " : "", (int)r->tg[i].pid);
 	fputs("],\n  \"tasks\": [", f);
 	for (size_t i = 0; i < nt; i++) {
-		fprintf(f, "%s\n    {\"pid\": %d, \"task\": %" PRIu64 ", \"runs\": %" PRIu64
-			   ", \"worker_hops\": %" PRIu64 ", \"cpu_migrations\": %" PRIu64
-			   ", \"cpu_migrations_kernel\": %" PRIu64 ", \"cpus_visited\": ",
-			i ? "," : "", t[i].pid, t[i].task_id, t[i].runs, t[i].worker_hops,
-			t[i].cpu_migrations, t[i].cpu_migrations_kernel);
+		fprintf(f, "%s\n    {\"pid\": %d, \"id\": %" PRIu64 ", \"runs\": %" PRIu64
+			   ", \"yields\": %" PRIu64 ", \"worker_hops\": %" PRIu64
+			   ", \"cpu_migrations\": %" PRIu64 ", \"cpu_migrations_kernel\": %" PRIu64
+			   ", \"worker_cpu_changes\": %" PRIu64 ", \"cpus_visited\": ",
+			i ? "," : "", t[i].pid, t[i].task_id, t[i].runs, t[i].yields, t[i].worker_hops,
+			t[i].cpu_migrations, t[i].cpu_migrations_kernel, t[i].worker_cpu_changes);
 		cpus(f, &t[i]);
 		fprintf(f, ", \"on_cpu_ns\": %" PRIu64 ", \"runq_wait_ns\": %" PRIu64
-			   ", \"preemptions\": %" PRIu64, t[i].on_cpu_ns, t[i].runq_wait_ns,
-			t[i].preemptions);
+			   ", \"preemptions\": %" PRIu64 ", \"kernel_blocked_ns\": %" PRIu64
+			   ", \"kernel_blocks\": %" PRIu64, t[i].on_cpu_ns, t[i].runq_wait_ns,
+			t[i].preemptions, t[i].kernel_blocked_ns, t[i].kernel_blocks);
 		if (r->use_usdt)
 			fprintf(f, ", \"usdt_runs\": %" PRIu64 ", \"usdt_worker_hops\": %" PRIu64,
 				t[i].usdt_runs, t[i].usdt_worker_hops);
@@ -53,13 +64,14 @@ int th_record_write_json(struct th_record *r, FILE *f)
 	}
 	fputs("\n  ],\n  \"workers\": [", f);
 	for (size_t i = 0; i < nw; i++)
-		fprintf(f, "%s\n    {\"pid\": %d, \"worker\": %d, \"tid\": %d, \"cpu_migrations\": %" PRIu64
-			   ", \"preemptions\": %" PRIu64 ", \"on_cpu_ns\": %" PRIu64
-			   ", \"off_cpu_ns\": %" PRIu64 ", \"runq_wait_ns\": %" PRIu64
-			   ", \"switches\": %" PRIu64 "}",
-			i ? "," : "", w[i].pid, w[i].worker, w[i].tid, w[i].cpu_migrations,
+		fprintf(f, "%s\n    {\"pid\": %d, \"index\": %d, \"tid\": %d, \"host_tid\": %d"
+			   ", \"cpu_migrations\": %" PRIu64 ", \"preemptions\": %" PRIu64
+			   ", \"on_cpu_ns\": %" PRIu64 ", \"off_cpu_ns\": %" PRIu64
+			   ", \"runq_wait_ns\": %" PRIu64 ", \"switches\": %" PRIu64
+			   ", \"kernel_blocked_ns\": %" PRIu64 ", \"kernel_blocks\": %" PRIu64 "}",
+			i ? "," : "", w[i].pid, w[i].worker, w[i].tid, w[i].host_tid, w[i].cpu_migrations,
 			w[i].preemptions, w[i].on_cpu_ns, w[i].off_cpu_ns, w[i].runq_wait_ns,
-			w[i].switches);
+			w[i].switches, w[i].kernel_blocked_ns, w[i].kernel_blocks);
 	fputs("\n  ],\n  \"runs\": [", f);
 	for (size_t i = 0; i < nr; i++)
 		fprintf(f, "%s\n    {\"pid\": %d, \"task\": %" PRIu64 ", \"worker\": %d, \"tid\": %d"

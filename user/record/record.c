@@ -113,6 +113,7 @@ struct th_record *th_record_open(const struct th_record_opts *opts)
 	r->uruns = (struct vec)VEC(struct rec_usdt_run);
 	r->wstart = (struct vec)VEC(struct th_rec_worker);
 	r->binds = (struct vec)VEC(struct th_rec_run);
+	r->spawns = (struct vec)VEC(struct rec_spawn);
 	r->runs = (struct vec)VEC(struct th_rec_run);
 	r->base_runs = (struct vec)VEC(struct th_rec_run);
 	r->tasks = (struct vec)VEC(struct th_rec_task);
@@ -647,6 +648,7 @@ static void close_open_intervals(struct th_record *r)
 		iv->pid = (int)th.tgid;
 		iv->tid = (int)th.tid;
 		iv->cpu = (int)th.cpu;
+		iv->host_tid = (int)key;
 		iv->start = th.on_ts;
 		iv->end = r->t_stop;
 		iv->wait_ns = th.wait_ns;
@@ -800,6 +802,7 @@ void th_record_close(struct th_record *r)
 	vec_free(&r->uruns);
 	vec_free(&r->wstart);
 	vec_free(&r->binds);
+	vec_free(&r->spawns);
 	rec_free_results(r);
 	vec_free(&r->runs);
 	vec_free(&r->base_runs);

@@ -116,7 +116,11 @@ struct th_rec_task {
 	uint64_t runs;               /* runs seen (run log, or USDT task_run) */
 	uint64_t worker_hops;        /* runs on a worker other than the previous run's */
 	uint64_t cpu_migrations;     /* CPU changes between consecutive on-CPU stretches */
-	uint64_t cpu_migrations_kernel; /* ... of which the kernel moved the same worker */
+	uint64_t cpu_migrations_kernel; /* kernel migrations (sched_migrate_task) of a worker
+				      * thread charged to this task: each one to exactly one task,
+				      * the one running on the thread when it happened, or, if the
+				      * thread was running none (parked, between runs), the next
+				      * task to run on it; after its last run: to none */
 	uint64_t on_cpu_ns;
 	uint64_t runq_wait_ns;       /* its worker runnable but not on a CPU (wakeup or
 				      * preemption -> on CPU) while or just before it ran */
@@ -126,6 +130,21 @@ struct th_rec_task {
 	int first_cpu, last_cpu;     /* -1 unknown */
 	/* cross-check through the USDT probes (opts.usdt or external target; else 0) */
 	uint64_t usdt_runs, usdt_worker_hops;
+	uint64_t kernel_blocked_ns;  /* its worker thread off CPU and not runnable (blocked in a
+				      * system call, page fault, ...) while running this task:
+				      * switch-out to wakeup, runs of the runtime's own idle wait
+				      * excluded (no task runs then) */
+	uint64_t kernel_blocks;      /* such switch-outs */
+	uint64_t worker_cpu_changes; /* times it resumed on the same worker thread as its previous
+				      * on-CPU stretch but on another CPU: one kernel migration
+				      * counts here for every task that later runs on the moved
+				      * worker (what cpu_migrations_kernel meant before) */
+	uint64_t yields;             /* runs that ended in a yield (run log or USDT) */
+	int first_worker, last_worker; /* worker of its first / last run, -1 unknown */
+	int spawn_worker;            /* worker that spawned it (USDT task_spawn), -1 outside
+				      * any worker or unknown */
+	uint64_t done_ns;            /* CLOCK_MONOTONIC end of its last run if that run ended
+				      * the task, else 0 */
 };
 
 struct th_rec_worker {
@@ -136,6 +155,8 @@ struct th_rec_worker {
 	uint64_t preemptions;
 	uint64_t on_cpu_ns, off_cpu_ns, runq_wait_ns;
 	uint64_t switches;           /* on-CPU intervals seen */
+	int host_tid;                /* thread id in the initial PID namespace (= tid outside one) */
+	uint64_t kernel_blocked_ns, kernel_blocks; /* the th_rec_task figures of the tasks it ran */
 };
 
 /* One task run with the CPU it started on, for timelines (Perfetto: CPU -> worker -> task). */
@@ -173,6 +194,9 @@ const struct th_rec_migration *th_record_migrations(struct th_record *r, size_t 
 /* The CPU thread `tid` of process `pid` (0 = first target) was on at time ts
  * (CLOCK_MONOTONIC), from the kernel intervals; -1 if it was not on a CPU. */
 int th_record_cpu_at(struct th_record *r, int pid, int tid, uint64_t ts);
+
+/* When recording started and stopped (CLOCK_MONOTONIC ns; stop is 0 before th_record_stop). */
+void th_record_window(struct th_record *r, uint64_t *start_ns, uint64_t *stop_ns);
 
 /* Ring-buffer records the BPF side could not reserve (must be 0 for exact figures),
  * plus runs the self target's run log dropped (capacity too small). */

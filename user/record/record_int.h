@@ -34,7 +34,7 @@ struct rec_target {
 
 /* One on-CPU interval of a followed thread, from TH_EV_ONCPU (or closed at stop). */
 struct rec_ival {
-	int pid, tid, cpu;
+	int pid, tid, cpu, host_tid;
 	uint32_t flags;
 	uint64_t start, end, wait_ns;
 	uint64_t task_id, seq; /* slot / USDT view at switch-out */
@@ -45,6 +45,13 @@ struct rec_usdt_run {
 	int pid, tid, worker, cpu;
 	uint64_t task_id, start, end;
 	int open;
+	uint32_t why;         /* enum th_why of the probe that ended it */
+};
+
+/* task_spawn from USDT: which worker spawned a task (-1: a thread outside the runtime). */
+struct rec_spawn {
+	int pid, worker;
+	uint64_t task_id;
 };
 
 struct th_record {
@@ -84,6 +91,7 @@ struct th_record {
 	struct { int pid, tid; size_t idx1; } open_run[REC_OPEN_SLOTS];
 	struct vec wstart;     /* struct th_rec_worker: (pid, worker, tid) from worker_start */
 	struct vec binds;      /* struct th_rec_run: kthread task thread bindings */
+	struct vec spawns;     /* struct rec_spawn */
 
 	/* results */
 	struct vec runs;       /* struct th_rec_run */

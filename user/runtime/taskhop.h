@@ -19,6 +19,8 @@ extern "C" {
 #define TH_WORKERS_AUTO 0    /* all online CPUs (Julia's -t auto) */
 #define TH_WORKERS_CORES (-1) /* physical cores, via hwloc */
 #define TH_MAX_WORKERS 256
+/* of the library, the recorder and the taskhop command; written into every JSON */
+#define TASKHOP_VERSION "0.1.0"
 
 enum th_placement {
 	TH_PLACE_RANDOM,     /* seeded uniform choice of worker (the article's rand(1:W)) */

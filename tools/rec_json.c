@@ -1,0 +1,169 @@
+/* rec_json.c — a recording's kernel figures in the run-JSON vocabulary (tasks[], workers[],
+ * timeline), and the whole run JSON of a process that `taskhop record` followed. */
+#include "rec_json.h"
+
+#include <string.h>
+
+#include "report/report.h"
+
+static struct json *num_or_null(bool have, double x)
+{
+	return have ? json_num(x) : json_null();
+}
+
+void rec_json_task_kernel(struct json *o, const struct th_rec_task *rt)
+{
+	const struct th_rec_task z = { 0 };
+	const struct th_rec_task *k = rt ? rt : &z;
+	json_set(o, "cpu_migrations", num_or_null(rt != NULL, (double)k->cpu_migrations));
+	json_set(o, "cpu_migrations_kernel", num_or_null(rt != NULL, (double)k->cpu_migrations_kernel));
+	json_set(o, "worker_cpu_changes", num_or_null(rt != NULL, (double)k->worker_cpu_changes));
+	if (rt) {
+		struct json *cpus = json_arr();
+		for (int c = 0; c < TH_REC_MAX_CPUS; c++)
+			if (rt->cpu_mask[c / 64] >> (c % 64) & 1)
+				json_push(cpus, json_num(c));
+		json_set(o, "cpus_visited", cpus);
+	} else {
+		json_set_null(o, "cpus_visited");
+	}
+	json_set(o, "on_cpu_ns", num_or_null(rt != NULL, (double)k->on_cpu_ns));
+	json_set(o, "runq_wait_ns", num_or_null(rt != NULL, (double)k->runq_wait_ns));
+	json_set(o, "preemptions", num_or_null(rt != NULL, (double)k->preemptions));
+	json_set(o, "kernel_blocked_ns", num_or_null(rt != NULL, (double)k->kernel_blocked_ns));
+	json_set(o, "kernel_blocks", num_or_null(rt != NULL, (double)k->kernel_blocks));
+}
+
+void rec_json_worker_kernel(struct json *o, const struct th_rec_worker *rw)
+{
+	const struct th_rec_worker z = { 0 };
+	const struct th_rec_worker *k = rw ? rw : &z;
+	json_set(o, "cpu_migrations", num_or_null(rw != NULL, (double)k->cpu_migrations));
+	json_set(o, "preemptions", num_or_null(rw != NULL, (double)k->preemptions));
+	json_set(o, "on_cpu_ns", num_or_null(rw != NULL, (double)k->on_cpu_ns));
+	json_set(o, "runq_wait_ns", num_or_null(rw != NULL, (double)k->runq_wait_ns));
+	json_set(o, "kernel_blocked_ns", num_or_null(rw != NULL, (double)k->kernel_blocked_ns));
+	json_set(o, "kernel_blocks", num_or_null(rw != NULL, (double)k->kernel_blocks));
+	/* differs from tid only under a PID namespace; 0 = not seen by the kernel side */
+	json_set(o, "host_tid", num_or_null(rw && rw->host_tid, k->host_tid));
+}
+
+static double rel_s(uint64_t ns, uint64_t t0)
+{
+	return ((double)ns - (double)t0) / 1e9;
+}
+
+static void push_row(struct json *rows, const double *v, int n)
+{
+	struct json *r = json_arr();
+	for (int i = 0; i < n; i++)
+		json_push(r, json_num(v[i]));
+	json_push(rows, r);
+}
+
+void rec_json_timeline(struct th_record *rec, int pid, uint64_t t0, struct json *runs,
+		       struct json *migrations)
+{
+	size_t n = 0;
+	const struct th_rec_run *rr = th_record_runs(rec, &n);
+	for (size_t i = 0; rr && i < n; i++) {
+		if ((pid && rr[i].pid != pid) || (rr[i].worker < 0 && rr[i].task_id == 0))
+			continue;
+		double v[] = { (double)rr[i].task_id, rr[i].worker, rr[i].cpu,
+			       rel_s(rr[i].start_ns, t0), rel_s(rr[i].end_ns, t0) };
+		push_row(runs, v, 5);
+	}
+	const struct th_rec_migration *m = th_record_migrations(rec, &n);
+	for (size_t i = 0; m && i < n; i++) {
+		if (pid && m[i].pid != pid)
+			continue;
+		double v[] = { rel_s(m[i].ts_ns, t0), m[i].worker, (double)m[i].task_id,
+			       m[i].orig_cpu, m[i].dest_cpu };
+		push_row(migrations, v, 5);
+	}
+}
+
+/* A task of the recording as a run-JSON task: what the runtime's counters would say,
+ * from the runs seen (run log or USDT), plus the kernel figures. */
+static struct json *task_json(const struct th_rec_task *t, uint64_t t0)
+{
+	struct json *o = json_obj();
+	json_set_num(o, "id", (double)t->task_id);
+	json_set_str(o, "label", "task");
+	json_set_null(o, "n");
+	json_set_num(o, "spawn_worker", t->spawn_worker);
+	json_set_num(o, "first_worker", t->first_worker);
+	json_set_num(o, "last_worker", t->last_worker);
+	/* from the start of the recording (a command: just before its exec) */
+	json_set(o, "completion_s", num_or_null(t->done_ns > t0, rel_s(t->done_ns, t0)));
+	json_set_num(o, "runs", (double)t->runs);
+	json_set_num(o, "yields", (double)t->yields);
+	json_set_num(o, "worker_hops", (double)t->worker_hops);
+	rec_json_task_kernel(o, t);
+	json_set_num(o, "work_s", (double)t->on_cpu_ns / 1e9); /* SPT input: its CPU time */
+	return o;
+}
+
+static struct json *worker_json(struct th_record *rec, const struct th_rec_worker *w)
+{
+	struct json *o = json_obj();
+	size_t n, ran = 0;
+	const struct th_rec_run *rr = th_record_runs(rec, &n);
+	for (size_t i = 0; rr && i < n; i++)
+		ran += rr[i].pid == w->pid && rr[i].tid == w->tid;
+	json_set_num(o, "index", w->worker);
+	json_set_num(o, "tid", w->tid);
+	rec_json_worker_kernel(o, w);
+	json_set_num(o, "tasks_run", (double)ran);
+	return o;
+}
+
+struct json *rec_json_run(struct th_record *rec, const struct rec_target_info *t)
+{
+	uint64_t t0, t1;
+	size_t nt, nw;
+	th_record_window(rec, &t0, &t1);
+	const struct th_rec_task *tasks = th_record_tasks(rec, &nt);
+	const struct th_rec_worker *ws = th_record_workers(rec, &nw);
+	struct json *run = json_obj(), *bpf = json_obj(), *ta = json_arr(), *wa = json_arr();
+	struct json *tl = json_obj(), *tr = json_arr(), *tm = json_arr(), *info = json_obj();
+	report_stamp(run, REPORT_SCHEMA_RUN);
+	json_set_str(run, "workload", t->name);
+	json_set(run, "options", json_arr());
+	json_set_str(run, "policy", "unknown"); /* the process does not publish it */
+	int workers = 0;
+	for (size_t i = 0; ws && i < nw; i++)
+		if (ws[i].pid == t->pid && ws[i].worker >= 0) {
+			workers++;
+			json_push(wa, worker_json(rec, &ws[i]));
+		}
+	json_set_num(run, "worker_count", workers);
+	json_set_null(run, "pin");
+	json_set_null(run, "seed");
+	json_set_bool(bpf, "enabled", true);
+	json_set_num(bpf, "lost_events", (double)th_record_lost_events(rec));
+	json_set_num(bpf, "dropped_runs", (double)th_record_dropped_runs(rec));
+	json_set(run, "bpf", bpf);
+	json_set_num(run, "wall_s", rel_s(t1, t0));
+	json_set_null(run, "peak_rss_kb");
+	for (size_t i = 0; tasks && i < nt; i++)
+		if (tasks[i].pid == t->pid && tasks[i].task_id)
+			json_push(ta, task_json(&tasks[i], t0));
+	json_set(run, "tasks", ta);
+	json_set(run, "workers", wa);
+	rec_json_timeline(rec, t->pid, t0, tr, tm);
+	json_set(tl, "runs", tr);
+	json_set(tl, "migrations", tm);
+	json_set_num(tl, "dropped_runs", (double)th_record_dropped_runs(rec));
+	json_set(run, "timeline", tl);
+	json_set(run, "extra", json_obj());
+	json_set_str(run, "summary", "");
+	json_set_str(run, "command", t->command);
+	json_set(run, "machine", report_machine());
+	json_set_num(info, "pid", t->pid);
+	json_set_str(info, "attached_at", t->attached_at);
+	json_set_num(info, "duration_s", rel_s(t1, t0));
+	json_set(run, "recording", info);
+	report_run_derive(run);
+	return run;
+}

@@ -1,0 +1,35 @@
+/* rec_json.h — a recording's per-task / per-worker kernel figures as run-JSON fields, shared
+ * by `taskhop run` (its own runtime) and `taskhop record` (another process): one vocabulary. */
+#ifndef TASKHOP_REC_JSON_H
+#define TASKHOP_REC_JSON_H
+
+#include <stdint.h>
+
+#include "record.h"
+#include "report/json.h"
+
+/* The kernel-only task fields (cpu_migrations, cpu_migrations_kernel, worker_cpu_changes,
+ * cpus_visited, on_cpu_ns, runq_wait_ns, preemptions, kernel_blocked_ns, kernel_blocks);
+ * all null when rt is NULL (no BPF, or the task was not seen). */
+void rec_json_task_kernel(struct json *task, const struct th_rec_task *rt);
+/* The kernel-only worker fields (cpu_migrations, preemptions, on_cpu_ns, runq_wait_ns,
+ * kernel_blocked_ns, kernel_blocks, host_tid); null when rw is NULL. */
+void rec_json_worker_kernel(struct json *worker, const struct th_rec_worker *rw);
+/* Appends process pid's runs ([task, worker, cpu, start_s, end_s]) and kernel migrations
+ * ([ts_s, worker, task, from, to]) to the timeline arrays, times relative to t0. */
+void rec_json_timeline(struct th_record *rec, int pid, uint64_t t0, struct json *runs,
+		       struct json *migrations);
+
+/* What `taskhop record` knows of a followed process beyond the recording. */
+struct rec_target_info {
+	int pid;
+	const char *command;     /* its command line, shell-quoted */
+	const char *name;        /* its program's name: the run's "workload" */
+	const char *attached_at; /* wall-clock time recording began, ISO 8601 */
+};
+
+/* The run JSON (schema taskhop-run/1, as `taskhop run --json`) of one recorded process:
+ * tasks and workers from the recording, completion times from its start. NULL on OOM. */
+struct json *rec_json_run(struct th_record *rec, const struct rec_target_info *t);
+
+#endif
