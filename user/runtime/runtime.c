@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "preempt.h"
 #include "stackcache.h"
 #include "waitq.h"
 
@@ -211,6 +212,8 @@ int th_runtime_start(const struct th_config *cfg_in)
 		free(known);
 		return -1;
 	}
+	if (th__preempt_check(&cfg) != 0)
+		return -1;
 	int n = resolve_workers(cfg.workers);
 	if (n < 1) {
 		th__set_error("bad worker count %d: give 1..%d, 'auto' or 'cores'", cfg.workers, TH_MAX_WORKERS);

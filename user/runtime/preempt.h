@@ -1,0 +1,51 @@
+/* preempt.h — what the rest of the runtime sees of preemption (preempt.c): the
+ * per-thread flag that every runtime entry clears, and the worker's hooks. */
+#ifndef TASKHOP_PREEMPT_H
+#define TASKHOP_PREEMPT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "internal.h"
+
+/* True only while this thread runs the own code of a preemptible task; the
+ * signal handler preempts nothing else, so the runtime's code (switches,
+ * policies, logs, spinlocks) is never interrupted, as Go's asyncPreempt
+ * only acts at async safe points. Every public entry that touches runtime
+ * state brackets itself with th__nopreempt_begin/end. The flag is a
+ * thread-local byte read and written by fs-relative instructions: a task
+ * preempted between the read and the store of begin resumes on some thread
+ * whose flag its resumption set, and the store then clears that thread's. */
+extern __thread bool th__preempt_on __attribute__((tls_model("initial-exec")));
+
+static inline bool th__nopreempt_begin(void)
+{
+	bool was = th__preempt_on;
+	th__preempt_on = false;
+	atomic_signal_fence(memory_order_seq_cst);
+	return was;
+}
+
+static inline void th__nopreempt_end(bool was)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	th__preempt_on = was;
+}
+
+/* The task this thread runs (a worker's current task, a kthread task),
+ * read in one instruction so that th_self_task needs no bracket: darts
+ * draws through it in its inner loop, which must stay preemptible. */
+extern __thread struct th_task *th__thread_task __attribute__((tls_model("initial-exec")));
+
+/* th_runtime_start: 0, or -1 with th_last_error set when preemption cannot
+ * work here (architecture, sanitizer, quantum out of range). */
+int th__preempt_check(const struct th_config *cfg);
+/* The worker's timer: created and deleted by the worker thread itself,
+ * stopped while it sleeps. No-ops when cfg.preempt_ns is 0. */
+void th__preempt_thread_start(struct th_worker *w);
+void th__preempt_thread_stop(struct th_worker *w);
+void th__preempt_idle(struct th_worker *w, bool idle);
+/* worker.c: yields the current task on its own behalf (the trampoline). */
+void th__yield_preempted(void);
+
+#endif
