@@ -324,7 +324,7 @@ static void *reduce_check(void *arg)
 }
 
 static const char *const policies[] = { "sticky", "shared", "steal", "multiqueue", "fcfs",
-					"kthread" };
+					"feedback", "kthread" };
 #define NPOL (sizeof(policies) / sizeof(policies[0]))
 
 static void runtime_code_is_never_interrupted_at_50us(void **state)
