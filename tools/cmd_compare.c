@@ -50,7 +50,7 @@ static void compare_help(FILE *f)
 		"  --policies L   comma-separated (default: all): %s\n"
 		"  --repeat N     runs per policy (default 5)\n"
 		"  --out DIR      output directory, created if needed (default report)\n"
-		"  --workers, --pin, --seed, --no-bpf: as for 'taskhop run'\n"
+		"  --workers, --pin, --seed, --no-bpf, --preempt: as for 'taskhop run'\n"
 		"Workloads with a serial baseline (isprime) also get a 'serial' run per repeat.\n"
 		"\n"
 		"workloads: %s\n"
