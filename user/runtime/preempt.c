@@ -82,6 +82,13 @@ uint64_t th_task_cpu_ns(void)
 	th__nopreempt_end(preempt);
 	return ns;
 }
+
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#include <cpuid.h>
+#include <ucontext.h>
+
+void th_preempt_trampoline(void); /* preempt_x86_64.S */
+
 static struct sigaction previous; /* the SIGURG handler we replaced */
 
 /* A SIGURG someone else sent: theirs, as if we were not here. */
@@ -93,11 +100,6 @@ static void forward(int sig, siginfo_t *si, void *uc)
 		previous.sa_handler(sig);
 }
 
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-#include <cpuid.h>
-#include <ucontext.h>
-
-void th_preempt_trampoline(void); /* preempt_x86_64.S */
 
 /* Read by the trampoline: which state components xsave saves, and how many
  * bytes that takes (CPUID leaf 0xD for the enabled features). */
