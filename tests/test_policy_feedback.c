@@ -90,8 +90,10 @@ static void task_that_used_its_quantum_gives_way_to_a_new_one(void **state)
 	print_message("  the new task ran after %d chunks of 15 ms under feedback, %d under fcfs\n",
 		      fb, fcfs);
 	/* 50 ms of attained time: at the yield after the 4th chunk (60 ms), or
-	 * earlier when a busy machine stretched the spins past 15 ms each */
-	assert_true(fb >= 2 && fb <= 5);
+	 * earlier when a busy machine stretched the spins past 15 ms each (the
+	 * attained time is wall time while the task runs): seen 2 and 3 under a
+	 * load average of 20 on 2 CPUs */
+	assert_true(fb >= 1 && fb <= 5);
 	assert_int_equal(fcfs, CHUNKS); /* the contrast: fcfs keeps the old task */
 }
 

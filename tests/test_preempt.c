@@ -447,7 +447,9 @@ static void task_cpu_clock_excludes_other_tasks_run_in_a_preemption(void **state
 		return;
 	struct own_cpu solo = { .work = 30000000 }, shared = { .work = 30000000 };
 	start("shared", 1, 0);
-	th_wait(th_spawn(measure_own_cpu, &solo)); /* the handle leaks: one struct */
+	th_task *alone = th_spawn(measure_own_cpu, &solo);
+	th_wait(alone);
+	th_task_free(alone);
 	th_runtime_stop();
 	start("shared", 1, 1 * MS);
 	th_task *a = spawn_preemptible(measure_own_cpu, &shared);
