@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "mq_heap.h"
+#include "preempt.h"
 
 /* The darts experiment asks for short tasks out early when one task is 100x
  * longer, and nobody tells the runtime which task is which. Shortest
@@ -44,15 +45,18 @@
  *   no preemption  1.636  1.587  1.718  1.318  1.318  1.318  1.318  1.318
  *
  * Past the short tasks' size, each 10 ms more of q0 costs the long-first
- * order about 0.013; 50 ms leaves the short tasks two thirds of margin,
- * which a loaded machine needs, since attained time is wall time while a
- * task runs (the TSC) and a worker the kernel preempts keeps counting.
+ * order about 0.013; 50 ms leaves the short tasks two thirds of margin.
  * Pick q0 above the size of the tasks you call short.
  *
  * Attained time is charged here, not in the worker: each pop or yield_pop
- * on a worker ends the run of the task the worker ran (w->cur), so the time
- * since the worker's previous decision is that task's. The clock is the
- * worker's TSC clock (tscclock.c), about 9 ns a reading.
+ * on a worker ends the run of the task the worker ran (w->cur), so the
+ * time since the run began is that task's. The clock is the worker
+ * thread's CPU clock, not the TSC: with the TSC, a worker the kernel
+ * preempted kept charging its task, and on a machine shared with other
+ * work (a load average of 20 on 2 CPUs) darts' 30 ms tasks were charged
+ * hundreds of ms, cut into rounds, and feedback came out worse than fcfs.
+ * A reading is a system call (about 0.3 us here), two per run, paid only
+ * when a task starts or stops: an idle worker's pops read nothing.
  *
  * One min-heap keyed by (level, id) under one lock, as fcfs's heap is keyed
  * by id: a yield compares the yielder's key with the top key, read without
@@ -68,7 +72,7 @@
 #define LEVEL_SHIFT 56 /* key = level << 56 | id: ids stay below 2^56 */
 
 struct fb_worker {
-	uint64_t since; /* ns of the worker's last decision */
+	uint64_t since; /* the thread's CPU ns when its current run began */
 } __attribute__((aligned(64)));
 
 struct feedback {
@@ -97,14 +101,27 @@ static uint64_t key_of(const struct feedback *f, const struct th_task *t)
 	return (uint64_t)level_of(f, attained(t)) << LEVEL_SHIFT | t->id;
 }
 
-/* The task w ran until now is charged for it. */
-static void charge(struct feedback *f, struct th_worker *w)
+/* The task w ran (if any) is charged for its run; returns the clock, or 0
+ * when there was no task and it was not read. */
+static uint64_t charge(struct feedback *f, struct th_worker *w)
 {
+	if (!w->cur)
+		return 0;
 	struct fb_worker *fw = &f->workers[w->index];
-	uint64_t now = th__tscclock_now(&w->clock);
-	if (w->cur && now > fw->since)
+	uint64_t now = th__thread_cpu_ns();
+	if (now > fw->since)
 		w->cur->policy_ptr = (void *)(uintptr_t)(attained(w->cur) + (now - fw->since));
 	fw->since = now;
+	return now;
+}
+
+/* t's run on w begins (now: the clock if charge read it). */
+static struct th_task *begin(struct feedback *f, struct th_worker *w, struct th_task *t,
+			     uint64_t now)
+{
+	if (t)
+		f->workers[w->index].since = now ? now : th__thread_cpu_ns();
+	return t;
 }
 
 static int feedback_init(struct th_runtime *rt)
@@ -156,14 +173,16 @@ static int feedback_push(struct th_runtime *rt, struct th_worker *self, struct t
 static struct th_task *feedback_pop(struct th_runtime *rt, struct th_worker *w)
 {
 	struct feedback *f = rt->policy_data;
-	struct th_task *t;
-	charge(f, w);
+	struct th_task *t = NULL;
+	uint64_t now = charge(f, w);
 	/* a sticky task yielding in a loop would shut the heap out */
-	if (th_fair_turn(w) && (t = mq_heap_pop_below(&f->heap, MQ_EMPTY)))
-		return t;
-	if ((t = th_lockq_pop(&f->sticky[w->index])))
-		return t;
-	return mq_heap_pop_below(&f->heap, MQ_EMPTY);
+	if (th_fair_turn(w))
+		t = mq_heap_pop_below(&f->heap, MQ_EMPTY);
+	if (!t)
+		t = th_lockq_pop(&f->sticky[w->index]);
+	if (!t)
+		t = mq_heap_pop_below(&f->heap, MQ_EMPTY);
+	return begin(f, w, t, now);
 }
 
 /* The yielder goes on unless a task of a higher level, or an older one of

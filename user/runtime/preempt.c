@@ -57,6 +57,7 @@
 #define PREEMPT_SIGNAL SIGURG
 
 __thread bool th__preempt_on __attribute__((tls_model("initial-exec")));
+__thread uint64_t th__preempt_pending __attribute__((tls_model("initial-exec")));
 
 struct th_preempt_worker {
 	timer_t timer;
@@ -67,7 +68,7 @@ struct th_preempt_worker {
 
 static const char timer_tag;      /* sigev_value of our timers */
 
-static uint64_t thread_cpu_ns(void)
+uint64_t th__thread_cpu_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -78,7 +79,7 @@ uint64_t th_task_cpu_ns(void)
 {
 	bool preempt = th__nopreempt_begin(); /* the clock and the skew of one thread */
 	struct th_task *t = th__thread_task;
-	uint64_t ns = thread_cpu_ns() + (uint64_t)(t ? t->cpu_skew_ns : 0);
+	uint64_t ns = th__thread_cpu_ns() + (uint64_t)(t ? t->cpu_skew_ns : 0);
 	th__nopreempt_end(preempt);
 	return ns;
 }
@@ -169,7 +170,10 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	 * should find: it will have run a whole quantum. */
 	if (th__preempt_on && preempt_here(w, uc)) {
 		th__preempt_on = false;
+		th__preempt_pending = 0;
 		p->seen_seq = seq + 1;
+	} else if (!th__preempt_on && w->cur && w->cur->preemptible) {
+		th__preempt_pending = seq + 1; /* in the runtime: at its exit */
 	}
 }
 
@@ -178,10 +182,22 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 void th__preempt_yield(void)
 {
 	struct th_task *t = th__thread_task;
-	int64_t left = (int64_t)thread_cpu_ns();
+	int64_t left = (int64_t)th__thread_cpu_ns();
 	th__yield_preempted();
-	t->cpu_skew_ns += left - (int64_t)thread_cpu_ns();
+	t->cpu_skew_ns += left - (int64_t)th__thread_cpu_ns();
 	th__preempt_on = true; /* back to the task's own code, on this thread */
+}
+
+/* th__nopreempt_end found a pending preemption: still the overdue run? */
+void th__preempt_at_exit(void)
+{
+	struct th_worker *w = th__self_worker();
+	uint64_t pending = th__preempt_pending;
+	th__preempt_pending = 0;
+	if (!w || !w->cur || pending != w->run_seq + 1)
+		return; /* the task has yielded or moved since */
+	th__preempt_on = false;
+	th__preempt_yield();
 }
 
 static int install_handler(void)

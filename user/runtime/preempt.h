@@ -18,6 +18,13 @@
  * whose flag its resumption set, and the store then clears that thread's. */
 extern __thread bool th__preempt_on __attribute__((tls_model("initial-exec")));
 
+/* A tick that found the task overdue but inside the runtime leaves this
+ * (the run's run_seq + 1); the runtime's exit then yields for the task, as
+ * Go preempts at the next safe point when the signal found none. So a task
+ * that spends most of its time in runtime calls is still preempted. */
+extern __thread uint64_t th__preempt_pending __attribute__((tls_model("initial-exec")));
+void th__preempt_at_exit(void);
+
 static inline bool th__nopreempt_begin(void)
 {
 	bool was = th__preempt_on;
@@ -30,12 +37,17 @@ static inline void th__nopreempt_end(bool was)
 {
 	atomic_signal_fence(memory_order_seq_cst);
 	th__preempt_on = was;
+	if (was && __builtin_expect(th__preempt_pending != 0, 0))
+		th__preempt_at_exit();
 }
 
 /* The task this thread runs (a worker's current task, a kthread task),
  * read in one instruction so that th_self_task needs no bracket: darts
  * draws through it in its inner loop, which must stay preemptible. */
 extern __thread struct th_task *th__thread_task __attribute__((tls_model("initial-exec")));
+
+/* CLOCK_THREAD_CPUTIME_ID in ns (a system call). */
+uint64_t th__thread_cpu_ns(void);
 
 /* th_runtime_start: 0, or -1 with th_last_error set when preemption cannot
  * work here (architecture, sanitizer, quantum out of range). */
