@@ -177,29 +177,6 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	}
 }
 
-/* The trampoline's call, with the task's registers saved on its stack. The
- * thread CPU clocks on both sides keep th_task_cpu_ns the task's own. */
-void th__preempt_yield(void)
-{
-	struct th_task *t = th__thread_task;
-	int64_t left = (int64_t)th__thread_cpu_ns();
-	th__yield_preempted();
-	t->cpu_skew_ns += left - (int64_t)th__thread_cpu_ns();
-	th__preempt_on = true; /* back to the task's own code, on this thread */
-}
-
-/* th__nopreempt_end found a pending preemption: still the overdue run? */
-void th__preempt_at_exit(void)
-{
-	struct th_worker *w = th__self_worker();
-	uint64_t pending = th__preempt_pending;
-	th__preempt_pending = 0;
-	if (!w || !w->cur || pending != w->run_seq + 1)
-		return; /* the task has yielded or moved since */
-	th__preempt_on = false;
-	th__preempt_yield();
-}
-
 static int install_handler(void)
 {
 	struct sigaction cur;
@@ -242,6 +219,29 @@ static int install_handler(void)
 	return -1;
 }
 #endif
+
+/* The trampoline's call, with the task's registers saved on its stack. The
+ * thread CPU clocks on both sides keep th_task_cpu_ns the task's own. */
+void th__preempt_yield(void)
+{
+	struct th_task *t = th__thread_task;
+	int64_t left = (int64_t)th__thread_cpu_ns();
+	th__yield_preempted();
+	t->cpu_skew_ns += left - (int64_t)th__thread_cpu_ns();
+	th__preempt_on = true; /* back to the task's own code, on this thread */
+}
+
+/* th__nopreempt_end found a pending preemption: still the overdue run? */
+void th__preempt_at_exit(void)
+{
+	struct th_worker *w = th__self_worker();
+	uint64_t pending = th__preempt_pending;
+	th__preempt_pending = 0;
+	if (!w || !w->cur || pending != w->run_seq + 1)
+		return; /* the task has yielded or moved since */
+	th__preempt_on = false;
+	th__preempt_yield();
+}
 
 int th__preempt_check(const struct th_config *cfg)
 {
