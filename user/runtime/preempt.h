@@ -25,8 +25,27 @@ extern __thread bool th__preempt_on __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t th__preempt_pending __attribute__((tls_model("initial-exec")));
 void th__preempt_at_exit(void);
 
+/* Under TSan preemption is refused, and TSan's model of our fibers reports
+ * a thread-local written by one task and read by another that ran on the
+ * same thread later as a race (seen on both thread-locals below): there
+ * neither is touched from a task, and th_self_task reads the worker. */
+#if defined(__SANITIZE_THREAD__)
+#define TH_PREEMPT_FLAG 0
+#else
+#define TH_PREEMPT_FLAG 1
+#endif
+
+/* stack_loop: a task's own code starts (on: it is preemptible) or ended. */
+static inline void th__preempt_set(bool on)
+{
+	if (TH_PREEMPT_FLAG)
+		th__preempt_on = on;
+}
+
 static inline bool th__nopreempt_begin(void)
 {
+	if (!TH_PREEMPT_FLAG)
+		return false;
 	bool was = th__preempt_on;
 	th__preempt_on = false;
 	atomic_signal_fence(memory_order_seq_cst);
@@ -35,6 +54,8 @@ static inline bool th__nopreempt_begin(void)
 
 static inline void th__nopreempt_end(bool was)
 {
+	if (!TH_PREEMPT_FLAG)
+		return;
 	atomic_signal_fence(memory_order_seq_cst);
 	th__preempt_on = was;
 	if (was && __builtin_expect(th__preempt_pending != 0, 0))
@@ -45,6 +66,13 @@ static inline void th__nopreempt_end(bool was)
  * read in one instruction so that th_self_task needs no bracket: darts
  * draws through it in its inner loop, which must stay preemptible. */
 extern __thread struct th_task *th__thread_task __attribute__((tls_model("initial-exec")));
+
+/* begin_run: the worker runs t now (NULL: its own loop). */
+static inline void th__set_running_task(struct th_task *t)
+{
+	if (TH_PREEMPT_FLAG)
+		th__thread_task = t;
+}
 
 /* CLOCK_THREAD_CPUTIME_ID in ns (a system call). */
 uint64_t th__thread_cpu_ns(void);

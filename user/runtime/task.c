@@ -23,6 +23,11 @@ void th__set_thread_task(struct th_task *t)
  * inlined copy read it before a switch. */
 __attribute__((noinline)) th_task *th_self_task(void)
 {
+	if (!TH_PREEMPT_FLAG) { /* TSan: see preempt.h */
+		struct th_worker *w = th__self_worker();
+		if (w && w->cur)
+			return w->cur;
+	}
 	return th__thread_task;
 }
 

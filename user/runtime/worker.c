@@ -99,7 +99,7 @@ static inline void begin_run(struct th_worker *w, struct th_task *to, uint64_t n
 {
 	w->run_start_ns = now;
 	w->cur = to;
-	th__thread_task = to;
+	th__set_running_task(to);
 	w->run_seq++;
 	if (to) {
 		/* a first run needs a timestamp even when nobody logs the run */
@@ -224,9 +224,9 @@ static void stack_loop(void *arg)
 	finish_switch(th__self_worker());
 	for (;;) {
 		struct th_task *t = th__self_worker()->cur;
-		th__preempt_on = t->preemptible; /* from here on, its own code */
+		th__preempt_set(t->preemptible); /* from here on, its own code */
 		t->result = t->fn(t->arg);
-		th__preempt_on = false;
+		th__preempt_set(false);
 		exit_task(t);
 	}
 }
