@@ -47,6 +47,49 @@ static void bad_input_gives_one_line_and_exit_2(void **state)
 	expect_usage_error(run_taskhop("report", "/nonexistent/report", NULL), "/nonexistent/report");
 }
 
+/* --preempt: checked like every number, only for workloads whose tasks are safe to
+ * interrupt, and recorded: the quantum in the run, the runtime's preemptions per task
+ * (`preempted`, apart from the kernel's `preemptions`). */
+static void preempt_option_is_checked_and_recorded_per_task(void **state)
+{
+	(void)state;
+	expect_usage_error(run_taskhop("run", "darts", "--preempt", "abc", NULL), "--preempt");
+	expect_usage_error(run_taskhop("run", "darts", "--preempt", "0", NULL), "not '0'");
+	expect_usage_error(run_taskhop("run", "leibniz", "--preempt", "1", NULL), "not preemptible");
+	expect_usage_error(run_taskhop("compare", "darts", "--preempt", "-1", NULL), "--preempt");
+	char path[] = "/tmp/th_cli_preemptXXXXXX", err[256];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct result *r = run_taskhop("run", "darts", "--policy", "feedback", "--workers", "2",
+				       "--small", "1e5", "--large", "2e7", "--count", "4", "--no-bpf",
+				       "--quiet", "--preempt", "0.2", "--json", path, NULL);
+#if defined(__SANITIZE_THREAD__) || !defined(__x86_64__)
+	assert_int_equal(r->status, 1); /* refused with the runtime's reason */
+	assert_non_null(strstr(r->err, "preemption"));
+	free(r);
+	unlink(path);
+	return;
+#endif
+	assert_int_equal(r->status, 0);
+	free(r);
+	struct json *run = json_parse_file(path, err, sizeof(err));
+	unlink(path);
+	if (!run)
+		fail_msg("%s", err);
+	assert_true(json_get_num(run, "preempt_ms", 0) == 0.2);
+	const struct json *tasks = json_get(run, "tasks");
+	double most = 0;
+	for (size_t i = 0; i < json_len(tasks); i++) {
+		const struct json *t = json_get(json_at(tasks, i), "preempted");
+		assert_true(json_is_num(t));
+		most = t->num > most ? t->num : most;
+	}
+	assert_true(most >= 1); /* the 2e7 task runs tens of ms without a yield per cycle */
+	assert_true(json_get(json_at(tasks, 0), "preemptions")->type == JSON_NULL); /* kernel: no BPF */
+	json_free(run);
+}
+
 static void unwritable_out_writes_nothing(void **state)
 {
 	(void)state;
@@ -634,6 +677,7 @@ int main(void)
 		cmocka_unit_test(unprivileged_run_names_the_fix_or_runs_without_bpf),
 		cmocka_unit_test(compare_writes_a_complete_report_that_rerenders),
 		cmocka_unit_test(ctrl_c_during_compare_still_writes_the_report),
+		cmocka_unit_test(preempt_option_is_checked_and_recorded_per_task),
 	};
 	/* TASKHOP_TEST_FILTER=pattern runs only the matching tests (while developing) */
 	if (getenv("TASKHOP_TEST_FILTER"))

@@ -27,7 +27,8 @@
 #define SAN 0
 #endif
 
-static const char *const all_policies[] = { "sticky", "shared", "steal", "multiqueue", "fcfs", "kthread" };
+static const char *const all_policies[] = { "sticky", "shared", "steal", "multiqueue", "fcfs", "kthread",
+					    "feedback" };
 #define NPOL (sizeof(all_policies) / sizeof(all_policies[0]))
 
 static void start(const char *policy, int workers)
@@ -117,6 +118,7 @@ MILLION_TEST(shared, TSAN ? 100000 : 1000000)
 MILLION_TEST(steal, TSAN ? 100000 : 1000000)
 MILLION_TEST(multiqueue, TSAN ? 100000 : 1000000)
 MILLION_TEST(fcfs, TSAN ? 100000 : 1000000)
+MILLION_TEST(feedback, TSAN ? 100000 : 1000000)
 MILLION_TEST(kthread, SAN ? 10000 : 1000000)
 
 /* ---- nested spawn ------------------------------------------------------- */
@@ -173,6 +175,7 @@ NESTED_TEST(shared, TSAN ? 16 : 20)
 NESTED_TEST(steal, TSAN ? 16 : 20)
 NESTED_TEST(multiqueue, TSAN ? 16 : 20)
 NESTED_TEST(fcfs, TSAN ? 16 : 20)
+NESTED_TEST(feedback, TSAN ? 16 : 20)
 NESTED_TEST(kthread, 15)
 
 /* ---- groups and yields -------------------------------------------------- */
@@ -216,12 +219,14 @@ int main(void)
 		cmocka_unit_test(million_tasks_correct_steal),
 		cmocka_unit_test(million_tasks_correct_multiqueue),
 		cmocka_unit_test(million_tasks_correct_fcfs),
+		cmocka_unit_test(million_tasks_correct_feedback),
 		cmocka_unit_test(million_tasks_correct_kthread),
 		cmocka_unit_test(nested_spawn_correct_sticky),
 		cmocka_unit_test(nested_spawn_correct_shared),
 		cmocka_unit_test(nested_spawn_correct_steal),
 		cmocka_unit_test(nested_spawn_correct_multiqueue),
 		cmocka_unit_test(nested_spawn_correct_fcfs),
+		cmocka_unit_test(nested_spawn_correct_feedback),
 		cmocka_unit_test(nested_spawn_correct_kthread),
 		cmocka_unit_test(group_of_yielding_tasks_completes),
 	};

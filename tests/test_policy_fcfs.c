@@ -70,6 +70,10 @@ static void a_yield_gives_way_only_to_older_tasks(void **state)
 	for (int i = 0; i < NTASKS * (NYIELDS + 1); i++)
 		assert_int_equal(order[i], i / (NYIELDS + 1));
 	assert_true(task_changes("shared") > NTASKS * NYIELDS / 2);
+	/* feedback (policy_feedback.c) does what fcfs does while tasks stay in its top level */
+	assert_int_equal(task_changes("feedback"), NTASKS - 1);
+	for (int i = 0; i < NTASKS * (NYIELDS + 1); i++)
+		assert_int_equal(order[i], i / (NYIELDS + 1));
 }
 
 static void *spin_and_yield(void *arg)

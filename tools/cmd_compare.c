@@ -52,7 +52,7 @@ static void compare_help(FILE *f)
 		"  --repeat N     runs per policy (default 5)\n"
 		"  --out DIR      output directory, created if needed (default report)\n"
 		"  --force        DIR holds an older report: replace it (all its files go)\n"
-		"  --workers, --pin, --seed, --no-bpf: as for 'taskhop run'\n"
+		"  --workers, --pin, --seed, --no-bpf, --preempt: as for 'taskhop run'\n"
 		"Workloads with a serial baseline (isprime) also get a 'serial' run per repeat.\n"
 		"\n"
 		"workloads: %s\n"

@@ -19,7 +19,7 @@ static void run_help(FILE *f)
 	char pols[256], wls[256];
 	fprintf(f,
 		"usage: taskhop run WORKLOAD [--policy P] [--workers N|auto|cores] [--pin] [--seed S]\n"
-		"                   [--json FILE] [--no-bpf] [--quiet] [workload options]\n"
+		"                   [--json FILE] [--no-bpf] [--quiet] [--preempt MS] [workload options]\n"
 		"\n"
 		"Runs WORKLOAD once on the task runtime and prints one row per task (worker hops,\n"
 		"CPU migrations, run time, run-queue wait) and a summary: mean completion, makespan\n"
@@ -33,6 +33,8 @@ static void run_help(FILE *f)
 		"  --json FILE    also write the run as JSON (atomically)\n"
 		"  --no-bpf       do not record with BPF\n"
 		"  --quiet        no table on stdout\n"
+		"  --preempt MS   preempt a task after MS ms without a yield (0.01..10000; darts\n"
+		"                 and isprime only: their tasks hold no locks)\n"
 		"Numbers, here and in workload options: digits or the 1e7 form (2.5e6), whole,\n"
 		"without sign, spaces or hex.\n"
 		"\n"
@@ -49,6 +51,23 @@ static void workload_help(const struct th_workload *wl, FILE *f)
 		   "\nrun options: see 'taskhop run --help'\n\nexample:\n  %s\n",
 		wl->name, wl->name, wl->name, wl->description, wl->name,
 		wl->options_help ? wl->options_help : "  (none)\n", wl->example);
+}
+
+/* --preempt MS: the quantum, for workloads whose tasks may be interrupted anywhere. */
+static int parse_preempt(struct cli_run *o, const char *v)
+{
+	/* milliseconds may have a fraction, so not cli_number; still only digits, a point
+	 * and an exponent, as every other number flag (no hex, sign, space, inf) */
+	char *end;
+	double ms = strtod(v, &end);
+	bool plain = v[0] >= '0' && v[0] <= '9' && strspn(v, "0123456789.eE+-") == strlen(v);
+	if (!plain || end == v || *end || !(ms >= 0.01 && ms <= 10000))
+		return cli_usage(cli_cmd_name, "--preempt must be milliseconds in [0.01, 10000], not '%s'", v);
+	if (!o->wl->preemptible)
+		return cli_usage(cli_cmd_name, "--preempt: %s's tasks are not preemptible (darts and "
+				 "isprime are)", o->wl->name);
+	o->cfg.preempt_ns = (uint64_t)(ms * 1e6 + 0.5);
+	return 0;
 }
 
 void cli_run_free(struct cli_run *o)
@@ -93,7 +112,8 @@ int cli_parse_run(int argc, char **argv, struct cli_run *o)
 		} else if (strcmp(a, "--quiet") == 0) {
 			o->quiet = true;
 		} else if (strcmp(a, "--policy") == 0 || strcmp(a, "--workers") == 0 ||
-			   strcmp(a, "--seed") == 0 || strcmp(a, "--json") == 0) {
+			   strcmp(a, "--seed") == 0 || strcmp(a, "--json") == 0 ||
+			   strcmp(a, "--preempt") == 0) {
 			if (!has_val)
 				return cli_usage(cli_cmd_name, "%s needs a value", a);
 			const char *v = argv[++i];
@@ -107,6 +127,10 @@ int cli_parse_run(int argc, char **argv, struct cli_run *o)
 					return cli_usage(cli_cmd_name, "--workers must be 1..%d, auto or cores, not '%s'",
 							 TH_MAX_WORKERS, v);
 				o->workers_text = v;
+			} else if (strcmp(a, "--preempt") == 0) {
+				int rc = parse_preempt(o, v);
+				if (rc)
+					return rc;
 			} else if (strcmp(a, "--seed") == 0) {
 				if (cli_number("--seed", v, 0, UINT64_MAX, &o->cfg.seed))
 					return 2;
@@ -186,6 +210,7 @@ static void row_from_log(struct wl_task *row, uint64_t id, const struct runlog *
 		prev = row->st.last_worker = (int)r->worker;
 		row->st.runs++;
 		row->st.yields += r->why == TH_WHY_YIELD;
+		row->st.preempted += r->why == TH_WHY_PREEMPT;
 		work += (double)(r->end_ns - r->start_ns) / 1e9;
 		if (r->why == TH_WHY_DONE)
 			row->completion_s = r->end_ns > t0 ? (double)(r->end_ns - t0) / 1e9 : 0;
@@ -212,6 +237,7 @@ static struct json *task_json(const struct wl_task *t, struct th_record *rec)
 	json_set_num(o, "completion_s", t->completion_s);
 	json_set_num(o, "runs", (double)t->st.runs);
 	json_set_num(o, "yields", (double)t->st.yields);
+	json_set_num(o, "preempted", (double)t->st.preempted); /* by the runtime */
 	json_set_num(o, "worker_hops", (double)t->st.worker_hops);
 	rec_json_task_kernel(o, k ? &rt : NULL);
 	/* SPT input: the workload's own measure, else the kernel's on-CPU time. */
@@ -304,6 +330,7 @@ static struct json *build_run(const struct cli_run *o, const struct wl_result *r
 	json_set_num(run, "worker_count", workers);
 	json_set_bool(run, "pin", o->cfg.pin);
 	json_set_u64(run, "seed", o->cfg.seed);
+	json_set(run, "preempt_ms", num_or_null(o->cfg.preempt_ns, (double)o->cfg.preempt_ns / 1e6));
 	json_set_bool(bpf, "enabled", rec != NULL);
 	json_set(bpf, "lost_events", num_or_null(rec, rec ? (double)th_record_lost_events(rec) : 0));
 	/* runs past the run log's capacity: the per-task kernel figures miss them */
@@ -371,7 +398,8 @@ struct json *cli_execute(const struct cli_run *o, int argc, char **argv, int *rc
 		free(tids);
 		return NULL;
 	}
-	struct wl_env env = { workers, cfg.seed, cfg.policy ? cfg.policy : "shared", o->quiet };
+	struct wl_env env = { workers, cfg.seed, cfg.policy ? cfg.policy : "shared", o->quiet,
+			      cfg.preempt_ns > 0 };
 	struct wl_result res;
 	memset(&res, 0, sizeof(res));
 	char err[512] = "";

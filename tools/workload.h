@@ -50,6 +50,7 @@ struct wl_env {
 	uint64_t seed;            /* the run seed (--seed) */
 	const char *policy;       /* policy name, for messages */
 	bool quiet;               /* no progress output */
+	bool preempt;             /* --preempt: spawn preemptible tasks */
 };
 
 /* Figure hook output: the SVG files written, relative to the output directory. */
@@ -84,6 +85,9 @@ struct th_workload {
 	/* Optional: the option that gives the serial baseline (isprime: "--serial"). `compare`
 	 * then adds a "serial" run per repeat, and the speedup figure is drawn. */
 	const char *baseline_option;
+	/* Optional: true when its tasks may be preempted anywhere (no locks, no per-thread
+	 * library state): `--preempt MS` is refused for the others. */
+	bool preemptible;
 	/* Optional: extra figures drawn from a report JSON (the compare report, see
 	 * report/report.h) into dir, written with fig_gnuplot(). Returns 0, or -1, or
 	 * FIG_WRITE_FAILED as fig_gnuplot returned it. */

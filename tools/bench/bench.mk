@@ -31,3 +31,31 @@ bench::
 	@bash tools/deps.sh
 	@$(MAKE) --no-print-directory th-bench-build >/dev/null
 	@bash tools/bench/run.sh $(THB)
+
+# ---- preemption (cfg.preempt_ns, --preempt) and the feedback policy ----------------------
+$(THB)/preempt_cost: $(B)/obj/tools/bench/preempt_cost.c.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS)
+
+all: $(THB)/preempt_cost
+
+# What one preemption costs; darts under feedback with and without a 1 ms quantum in both
+# spawn orders (the goal: <= 1.10 of the SPT bound in both), steal with it for contrast, and
+# fcfs's makespan with it over without (the cost of the ticks on a whole run: goal <= 1.02).
+# Ratios only: each compares runs of one `compare`, interleaved, so machine load hits all.
+PREEMPT_DARTS = $(B)/taskhop compare darts --repeat 3 --workers 2 --no-bpf
+bench:: $(THB)/preempt_cost $(TASKHOP)
+	@$(THB)/preempt_cost
+	@$(PREEMPT_DARTS) --policies feedback,steal,fcfs --preempt 1 --out $(B)/bench/darts-preempt >/dev/null
+	@$(B)/taskhop report $(B)/bench/darts-preempt --bench | grep '^bench: darts_mean_over_ideal' | \
+		sed 's/^\(bench: [a-z_]*\) /\1_preempt /'
+	@$(PREEMPT_DARTS) --policies feedback --large-first --out $(B)/bench/darts-large-first-fb >/dev/null
+	@$(B)/taskhop report $(B)/bench/darts-large-first-fb --bench | grep '^bench: darts_mean_over_ideal' | \
+		sed 's/darts_/darts_large_first_/'
+	@$(PREEMPT_DARTS) --policies feedback --large-first --preempt 1 \
+		--out $(B)/bench/darts-large-first-fb-preempt >/dev/null
+	@$(B)/taskhop report $(B)/bench/darts-large-first-fb-preempt --bench | \
+		grep '^bench: darts_mean_over_ideal' | sed 's/darts_/darts_large_first_/; s/^\(bench: [a-z_]*\) /\1_preempt /'
+	@$(PREEMPT_DARTS) --policies fcfs --out $(B)/bench/darts-fcfs >/dev/null
+	@python3 tools/bench/makespan_ratio.py fcfs $(B)/bench/darts-preempt/report.json \
+		$(B)/bench/darts-fcfs/report.json

@@ -74,12 +74,14 @@ void report_run_text(const struct json *run, FILE *f)
 {
 	const struct json *bpf = json_get(run, "bpf");
 	bool bpf_on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
-	char b[16][40];
+	char b[17][40];
 	char seed[32];
 	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%s  bpf=%s",
 		json_get_str(run, "workload", "?"), json_get_str(run, "policy", "?"),
 		json_get_num(run, "worker_count", 0), json_get(run, "pin") && json_get(run, "pin")->b ? " (pinned)" : "",
 		json_num_text(json_get(run, "seed"), seed, sizeof(seed)), bpf_on ? "on" : "off");
+	if (json_is_num(json_get(run, "preempt_ms")))
+		fprintf(f, "  preempt=%gms", json_get_num(run, "preempt_ms", 0));
 	/* runs past the run log's capacity are missing from the per-task kernel figures */
 	double dropped = json_get_num(bpf, "dropped_runs", 0);
 	bool partial = bpf_on && dropped > 0;
@@ -89,9 +91,11 @@ void report_run_text(const struct json *run, FILE *f)
 	else if (bpf_on)
 		fprintf(f, " (%.0f lost events)", json_get_num(bpf, "lost_events", 0));
 	fputc('\n', f);
-	fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %5s %6s %6s %-5s %11s %11s %7s %11s %6s\n",
-		"task", "label", "n", "spawn", "first", "last", "done(ms)", "runs", "yields", "hops",
-		"migr", "migr-k", "cpus", "run-time(ms)", "sch-delay", "preempt", "blocked(ms)", "blocks");
+	/* preempted: by the runtime (--preempt); k-preempt: by the kernel (BPF) */
+	fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %9s %5s %6s %6s %-5s %11s %11s %9s %11s %6s\n",
+		"task", "label", "n", "spawn", "first", "last", "done(ms)", "runs", "yields", "preempted",
+		"hops", "migr", "migr-k", "cpus", "run-time(ms)", "sch-delay", "k-preempt", "blocked(ms)",
+		"blocks");
 	const struct json *tasks = json_get(run, "tasks");
 	for (size_t i = 0; i < json_len(tasks); i++) {
 		const struct json *t = json_at(tasks, i);
@@ -107,7 +111,7 @@ void report_run_text(const struct json *run, FILE *f)
 		for (int k = 9; partial && k < 16; k++)
 			if (strcmp(b[k], "-") != 0)
 				strcat(b[k], "~");
-		fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %5s %6s %6s %-5s %11s %11s %7s %11s %6s\n",
+		fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %9s %5s %6s %6s %-5s %11s %11s %9s %11s %6s\n",
 			fmt_num(b[0], 32, json_get(t, "id"), "%.0f", 1),
 			json_get_str(t, "label", ""),
 			fmt_num(b[1], 32, json_get(t, "n"), "%.4g", 1),
@@ -117,16 +121,17 @@ void report_run_text(const struct json *run, FILE *f)
 			fmt_num(b[5], 32, json_get(t, "completion_s"), "%.2f", 1e3),
 			fmt_num(b[6], 32, json_get(t, "runs"), "%.0f", 1),
 			fmt_num(b[7], 32, json_get(t, "yields"), "%.0f", 1),
+			fmt_num(b[16], 32, json_get(t, "preempted"), "%.0f", 1),
 			fmt_num(b[8], 32, json_get(t, "worker_hops"), "%.0f", 1),
 			b[9], b[10], cpus, b[11], b[12], b[13], b[14], b[15]);
 	}
 	const struct json *ws = json_get(run, "workers");
 	if (json_len(ws)) {
-		fprintf(f, "%6s %7s %9s %6s %7s %12s %13s %11s %6s\n", "worker", "tid", "tasks_run", "migr",
-			"preempt", "on-cpu(ms)", "runq-wait(ms)", "blocked(ms)", "blocks");
+		fprintf(f, "%6s %7s %9s %6s %9s %12s %13s %11s %6s\n", "worker", "tid", "tasks_run", "migr",
+			"k-preempt", "on-cpu(ms)", "runq-wait(ms)", "blocked(ms)", "blocks");
 		for (size_t i = 0; i < json_len(ws); i++) {
 			const struct json *w = json_at(ws, i);
-			fprintf(f, "%6s %7s %9s %6s %7s %12s %13s %11s %6s\n",
+			fprintf(f, "%6s %7s %9s %6s %9s %12s %13s %11s %6s\n",
 				fmt_num(b[0], 32, json_get(w, "index"), "%.0f", 1),
 				fmt_num(b[1], 32, json_get(w, "tid"), "%.0f", 1),
 				fmt_num(b[2], 32, json_get(w, "tasks_run"), "%.0f", 1),
@@ -180,6 +185,7 @@ static int runs_of_first_policy(const struct json *report)
 struct row {
 	const char *name;
 	char runs[16], mean[64], ideal[16], base[16], span[64], hops[16], migr[16], wall[64], speedup[16];
+	char preempted[16];
 	char span_med[16], wall_med[16];
 };
 
@@ -211,6 +217,8 @@ static int table_rows(const struct json *report, struct row *rows, int max)
 			 isnan(base_mean) || !(base_mean > 0) || isnan(m) ? "-" : "%.2f", m / base_mean);
 		snprintf(r->hops, sizeof(r->hops), isnan(h) ? "-" : "%.2f", h);
 		snprintf(r->migr, sizeof(r->migr), isnan(c) ? "-" : "%.2f", c);
+		double pr = median_of(json_get(p, "preempted_per_task"));
+		snprintf(r->preempted, sizeof(r->preempted), isnan(pr) ? "-" : "%.1f", pr);
 	}
 	return n;
 }
@@ -251,16 +259,16 @@ void report_text(const struct json *report, FILE *f)
 		"x ideal", bh, "makespan s", "wall s");
 	if (serial)
 		fprintf(f, " %8s", "speedup");
-	fprintf(f, " %9s %9s\n", "hops/task", "migr/task");
+	fprintf(f, " %9s %9s %9s\n", "hops/task", "migr/task", "pre/task");
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "%-11s %4s  %-27s %7s %8s %10s %8s", rows[i].name, rows[i].runs, rows[i].mean,
 			rows[i].ideal, rows[i].base, rows[i].span_med, rows[i].wall_med);
 		if (serial)
 			fprintf(f, " %8s", rows[i].speedup);
-		fprintf(f, " %9s %9s\n", rows[i].hops, rows[i].migr);
+		fprintf(f, " %9s %9s %9s\n", rows[i].hops, rows[i].migr, rows[i].preempted);
 	}
 	fprintf(f, "(median over repeats; x ideal = mean completion / SPT lower bound of the same run;%s"
-		   " migr = CPU migrations, '-' without BPF)\n",
+		   " migr = CPU migrations, '-' without BPF; pre = preemptions by the runtime, --preempt)\n",
 		serial ? " speedup = serial wall / wall;" : "");
 	const char *sum = json_get_str(json_at(json_get(report, "runs"), 0), "summary", "");
 	if (*sum)

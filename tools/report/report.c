@@ -170,10 +170,10 @@ static double per_task(const struct json *run, const char *field)
 }
 
 /* One policy's figures: x[k][run] for each metric over the runs of that policy. */
-enum { M_MEAN, M_SPAN, M_HOPS, M_MIGR, M_IDEAL, M_WALL, M_NMETRICS };
+enum { M_MEAN, M_SPAN, M_HOPS, M_MIGR, M_IDEAL, M_WALL, M_PREEMPTED, M_NMETRICS };
 static const char *const metric_names[M_NMETRICS] = {
 	"mean_completion_s", "makespan_s", "worker_hops_per_task", "cpu_migrations_per_task",
-	"ratio_to_ideal", "wall_s",
+	"ratio_to_ideal", "wall_s", "preempted_per_task",
 };
 
 static double run_metric(const struct json *run, int m)
@@ -183,6 +183,7 @@ static double run_metric(const struct json *run, int m)
 	case M_SPAN: return json_get_num(run, "makespan_s", NAN);
 	case M_HOPS: return per_task(run, "worker_hops");
 	case M_MIGR: return per_task(run, "cpu_migrations");
+	case M_PREEMPTED: return per_task(run, "preempted"); /* by the runtime */
 	case M_IDEAL: {
 		double ideal = json_get_num(run, "ideal_mean_completion_s", NAN);
 		return ideal > 0 ? json_get_num(run, "mean_completion_s", NAN) / ideal : NAN;

@@ -76,7 +76,9 @@ static void *darts_task(void *arg)
 	int64_t m = (int64_t)(d->n / 10);
 	for (int cyc = 0; cyc < 10; cyc++) {
 		th_yield();
-		double c0 = wl_thread_cpu_s();
+		/* the task's CPU clock, not the thread's: with --preempt a cycle
+		 * may be interrupted and finish on another worker */
+		uint64_t c0 = th_task_cpu_ns();
 		double s = 0;
 		/* the task's own generator, drawn inline: the same stream as
 		 * th_rand_double() without a call and a TLS lookup per draw */
@@ -84,7 +86,7 @@ static void *darts_task(void *arg)
 		for (int64_t i = 0; i < m; i++)
 			s += th_rng_double(rng);
 		d->means[cyc] = s / (double)m;
-		d->work_s += wl_thread_cpu_s() - c0;
+		d->work_s += (double)(th_task_cpu_ns() - c0) / 1e9;
 	}
 	return NULL;
 }
@@ -157,7 +159,10 @@ static int darts_run(const void *params, const struct wl_env *env, struct wl_res
 	for (int i = 0; i < n; i++) {
 		d[i].n = i == large_index(p) ? p->large : p->small;
 		int w = (int)(th_rng_next(&place) % (uint64_t)env->workers);
-		t[i] = th_spawn_at(w, darts_task, &d[i]);
+		/* --preempt: the loop holds no lock and no per-thread state but the
+		 * task's RNG, which th_rand_double finds preemption-safely */
+		struct th_spawn_opts o = { .where = TH_START_AT, .worker = w, .preemptible = env->preempt };
+		t[i] = th_spawn_opts(darts_task, &d[i], &o);
 	}
 	int rc = 0;
 	for (int i = 0; i < n; i++) {
@@ -299,4 +304,5 @@ const struct th_workload th_workload_darts = {
 	.parse = darts_parse,
 	.run = darts_run,
 	.figures = darts_figures,
+	.preemptible = true,
 };

@@ -87,6 +87,23 @@ static double isprime_fn(int64_t i, void *arg)
 	return isprime(i) ? 1.0 : 0.0;
 }
 
+/* The map, as a task body: with --preempt it runs in a preemptible task. */
+struct map_call {
+	const struct isprime_params *p;
+	int64_t lo, hi;
+	double *out;
+};
+
+static void *map_task(void *arg)
+{
+	struct map_call *c = arg;
+	if (c->p->split_static)
+		th_map_static(c->lo, c->hi, isprime_fn, NULL, c->out);
+	else
+		th_map(c->lo, c->hi, (int64_t)c->p->chunk, isprime_fn, NULL, c->out);
+	return NULL;
+}
+
 static bool isprime_needs_runtime(const void *params)
 {
 	return !((const struct isprime_params *)params)->serial;
@@ -113,7 +130,6 @@ static int isprime_check(const void *params, char *err, size_t errlen)
 static int isprime_run(const void *params, const struct wl_env *env, struct wl_result *res,
 		       char *err, size_t errlen)
 {
-	(void)env;
 	const struct isprime_params *p = params;
 	int64_t lo = (int64_t)p->lo, hi = (int64_t)p->hi + 1, n = hi - lo;
 	/* map() returns an array as in the article, so every mode pays for the
@@ -129,12 +145,13 @@ static int isprime_run(const void *params, const struct wl_env *env, struct wl_r
 		mode = "serial";
 		for (int64_t i = lo; i < hi; i++)
 			out[i - lo] = isprime_fn(i, NULL);
-	} else if (p->split_static) {
-		mode = "static";
-		th_map_static(lo, hi, isprime_fn, NULL, out);
 	} else {
-		mode = "dynamic";
-		th_map(lo, hi, (int64_t)p->chunk, isprime_fn, NULL, out);
+		mode = p->split_static ? "static" : "dynamic";
+		struct map_call call = { p, lo, hi, out };
+		if (env->preempt) /* th_map's tasks are preemptible when their spawner is */
+			th_wait(th_spawn_opts(map_task, &call, &(struct th_spawn_opts){ .preemptible = true }));
+		else
+			map_task(&call);
 	}
 	double secs = (double)(th_now_ns() - res->t0_ns) / 1e9;
 	int64_t count = 0;
@@ -178,4 +195,5 @@ const struct th_workload th_workload_isprime = {
 	.needs_runtime = isprime_needs_runtime,
 	.run = isprime_run,
 	.baseline_option = "--serial",
+	.preemptible = true,
 };

@@ -48,6 +48,9 @@ struct th_task {
 	uint64_t runs, yields, blocks, worker_hops;
 	uint64_t spawn_ns, first_run_ns, done_ns;
 	uint64_t kernel_tid;
+	bool preemptible;          /* th_spawn_opts: preempt.c may interrupt it */
+	uint64_t preempted;        /* times it was */
+	int64_t cpu_skew_ns;       /* th_task_cpu_ns: thread CPU clocks left at preemptions */
 };
 
 struct th_runtime;
@@ -89,6 +92,8 @@ struct th_worker {
 	uint64_t steals;           /* tasks this worker took from others (policies count) */
 	struct th_task *free_tasks; /* freed task structs kept for reuse (task.c) */
 	int nfree_tasks;
+	uint64_t run_seq;          /* bumped as each run begins: preempt.c's clock */
+	struct th_preempt_worker *preempt; /* its timer (preempt.c), NULL when off */
 } __attribute__((aligned(64)));
 
 /* A migration policy. push() makes a task runnable and returns the worker
@@ -246,6 +251,6 @@ static inline bool th_fair_turn(struct th_worker *w)
 
 /* Policy registry: each policy file defines one `const struct th_policy`. */
 extern const struct th_policy th_policy_sticky, th_policy_shared, th_policy_steal,
-	th_policy_multiqueue, th_policy_fcfs, th_policy_kthread;
+	th_policy_multiqueue, th_policy_fcfs, th_policy_kthread, th_policy_feedback;
 
 #endif

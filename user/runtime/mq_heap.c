@@ -2,6 +2,7 @@
  * partr uses d = 8 too: a shallow tree, and the 8 children share cache lines. */
 #include "mq_heap.h"
 
+#include <sched.h>
 #include <stdlib.h>
 
 #define D 8
@@ -59,6 +60,27 @@ struct th_task *mq_heap_pop(struct mq_heap *h)
 		h->a[i] = last;
 	set_top(h);
 	return top;
+}
+
+void mq_heap_push(struct mq_heap *h, struct th_task *t)
+{
+	th_spin_lock(&h->lock);
+	while (mq_heap_insert(h, t) != 0) {
+		th_spin_unlock(&h->lock);
+		sched_yield();
+		th_spin_lock(&h->lock);
+	}
+	th_spin_unlock(&h->lock);
+}
+
+struct th_task *mq_heap_pop_below(struct mq_heap *h, uint64_t below)
+{
+	if (atomic_load_explicit(&h->top, memory_order_relaxed) >= below)
+		return NULL;
+	th_spin_lock(&h->lock);
+	struct th_task *t = h->n && key(h->a[0]) < below ? mq_heap_pop(h) : NULL;
+	th_spin_unlock(&h->lock);
+	return t;
 }
 
 void mq_heap_free(struct mq_heap *h)

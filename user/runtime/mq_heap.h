@@ -24,4 +24,11 @@ int mq_heap_insert(struct mq_heap *h, struct th_task *t);
 struct th_task *mq_heap_pop(struct mq_heap *h); /* NULL when empty */
 void mq_heap_free(struct mq_heap *h);
 
+/* Taking the lock themselves (the one-heap policies, fcfs and feedback):
+ * push waits for memory rather than lose t when the array cannot grow;
+ * pop_below pops the top only if its key is below `below` (MQ_EMPTY: any),
+ * with a peek at the top key first that spares the lock. */
+void mq_heap_push(struct mq_heap *h, struct th_task *t);
+struct th_task *mq_heap_pop_below(struct mq_heap *h, uint64_t below);
+
 #endif

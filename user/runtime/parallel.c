@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "preempt.h"
 
 /* Julia's @threads: with len, rem = divrem(n, W), the first rem blocks get
  * len + 1 indices and the rest len, contiguous and in order. */
@@ -29,14 +30,23 @@ static void *run_block(void *p)
 	return NULL;
 }
 
+/* Tasks spawned on the caller's behalf are preemptible when the caller is:
+ * they run the function it gave (a preemptible task's th_map). */
+static th_task *spawn_helper(int worker, bool sticky, th_fn fn, void *arg)
+{
+	th_task *self = th_self_task();
+	struct th_spawn_opts o = { .where = sticky ? TH_STICK_TO : TH_START_AT, .worker = worker,
+				   .preemptible = self && self->preemptible };
+	return th_spawn_opts(fn, arg, &o);
+}
+
 /* Spawns one task per block and waits. `sticky` pins block i to worker i
  * (@threads); otherwise block i only starts there. */
 static void run_blocks(struct for_block *blocks, int n, bool sticky)
 {
 	th_task *tasks[TH_MAX_WORKERS];
 	for (int i = 0; i < n; i++)
-		tasks[i] = sticky ? th_spawn_on(i, run_block, &blocks[i])
-				  : th_spawn_at(i, run_block, &blocks[i]);
+		tasks[i] = spawn_helper(i, sticky, run_block, &blocks[i]);
 	for (int i = 0; i < n; i++) {
 		if (!tasks[i]) { /* spawn refused: run the block here rather than lose it */
 			run_block(&blocks[i]);
@@ -157,7 +167,7 @@ static void run_chunked(struct chunked *c)
 	}
 	th_task *tasks[TH_MAX_WORKERS];
 	for (int i = 0; i < w; i++)
-		tasks[i] = th_spawn_at(i, chunk_worker, c);
+		tasks[i] = spawn_helper(i, false, chunk_worker, c);
 	for (int i = 0; i < w; i++) {
 		if (!tasks[i])
 			continue;
@@ -188,7 +198,9 @@ double th_reduce(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg
 	struct chunked c = { .lo = lo, .hi = hi, .chunk = chunk > 0 ? chunk : auto_chunk(hi - lo, w),
 			     .f = f, .arg = arg, .op = op, .init = init };
 	int64_t nchunks = (hi - lo + c.chunk - 1) / c.chunk;
+	bool preempt = th__nopreempt_begin(); /* malloc from a preemptible task */
 	c.partials = malloc((size_t)nchunks * sizeof(double));
+	th__nopreempt_end(preempt);
 	if (!c.partials) { /* no memory for partials: fold serially, same result */
 		double acc = init;
 		for (int64_t i = lo; i < hi; i++)
@@ -202,7 +214,9 @@ double th_reduce(int64_t lo, int64_t hi, int64_t chunk, th_index_fn f, void *arg
 	double acc = init;
 	for (int64_t k = 0; k < nchunks; k++)
 		acc = op(acc, c.partials[k]);
+	preempt = th__nopreempt_begin();
 	free(c.partials);
+	th__nopreempt_end(preempt);
 	return acc;
 }
 

@@ -13,6 +13,7 @@ static const struct th_policy *const policies[] = {
 	&th_policy_multiqueue,
 	&th_policy_fcfs,
 	&th_policy_kthread,
+	&th_policy_feedback,
 };
 
 #define NPOLICIES (sizeof(policies) / sizeof(policies[0]))

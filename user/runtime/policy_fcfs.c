@@ -1,7 +1,6 @@
 /* policy_fcfs.c — first come, first served: one global queue in spawn order; a
  * worker runs the oldest runnable task, and a yield gives way only to older tasks. */
 #define _GNU_SOURCE
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,25 +61,13 @@ static int fcfs_push(struct th_runtime *rt, struct th_worker *self, struct th_ta
 		return home;
 	}
 	t->policy_word = t->id;
-	th_spin_lock(&f->heap.lock);
-	while (mq_heap_insert(&f->heap, t) != 0) {
-		/* the heap could not grow: wait for memory rather than lose t */
-		th_spin_unlock(&f->heap.lock);
-		sched_yield();
-		th_spin_lock(&f->heap.lock);
-	}
-	th_spin_unlock(&f->heap.lock);
+	mq_heap_push(&f->heap, t);
 	return -1;
 }
 
 static struct th_task *pop_heap(struct fcfs *f)
 {
-	if (atomic_load_explicit(&f->heap.top, memory_order_relaxed) == MQ_EMPTY)
-		return NULL;
-	th_spin_lock(&f->heap.lock);
-	struct th_task *t = mq_heap_pop(&f->heap);
-	th_spin_unlock(&f->heap.lock);
-	return t;
+	return mq_heap_pop_below(&f->heap, MQ_EMPTY);
 }
 
 static struct th_task *fcfs_pop(struct th_runtime *rt, struct th_worker *w)
@@ -104,12 +91,7 @@ static struct th_task *fcfs_yield_pop(struct th_runtime *rt, struct th_worker *w
 	struct th_task *t = th_lockq_pop(&f->sticky[w->index]);
 	if (t)
 		return t;
-	if (atomic_load_explicit(&f->heap.top, memory_order_relaxed) > yielder->id)
-		return NULL;
-	th_spin_lock(&f->heap.lock);
-	t = f->heap.n && f->heap.a[0]->id < yielder->id ? mq_heap_pop(&f->heap) : NULL;
-	th_spin_unlock(&f->heap.lock);
-	return t;
+	return mq_heap_pop_below(&f->heap, yielder->id);
 }
 
 const struct th_policy th_policy_fcfs = {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "preempt.h"
 #include "stackcache.h"
 #include "waitq.h"
 
@@ -218,6 +219,8 @@ int th_runtime_start(const struct th_config *cfg_in)
 	}
 	const struct th_policy *pol = th__policy_resolve(cfg.policy);
 	if (!pol)
+		return -1;
+	if (th__preempt_check(&cfg) != 0)
 		return -1;
 	int n = resolve_workers(cfg.workers);
 	if (n < 1) {

@@ -2,6 +2,7 @@
  * Both are a spinlock-guarded state plus a waiter list (waitq.c). */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "preempt.h"
 #include "waitq.h"
 
 void th__group_spawn(struct th_group *g, th_fn fn, void *arg); /* task.c */
@@ -32,14 +33,17 @@ void th__group_task_done(struct th_group *g)
 	th_waiters_wake_all(w);
 }
 
+/* Each call below holds a spinlock for a moment: a preemptible task must
+ * not be preempted inside (preempt.h). */
 void th_group_wait(th_group *g)
 {
+	bool preempt = th__nopreempt_begin();
 	th_spin_lock(&g->lock);
-	if (atomic_load_explicit(&g->pending, memory_order_acquire) == 0) {
+	if (atomic_load_explicit(&g->pending, memory_order_acquire) == 0)
 		th_spin_unlock(&g->lock);
-		return;
-	}
-	th_block(&g->lock, &g->waiters);
+	else
+		th_block(&g->lock, &g->waiters);
+	th__nopreempt_end(preempt);
 }
 
 void th_mutex_init(th_mutex *m)
@@ -51,28 +55,33 @@ void th_mutex_init(th_mutex *m)
 
 void th_mutex_lock(th_mutex *m)
 {
+	bool preempt = th__nopreempt_begin();
 	th_spin_lock(&m->lock);
 	if (!m->held) {
 		m->held = 1;
 		th_spin_unlock(&m->lock);
-		return;
+	} else {
+		/* th_mutex_unlock hands the mutex to us directly: held stays 1, so
+		 * no newcomer can barge in between the wake-up and our resumption. */
+		th_block(&m->lock, &m->waiters);
 	}
-	/* th_mutex_unlock hands the mutex to us directly: held stays 1, so no
-	 * newcomer can barge in between the wake-up and our resumption. */
-	th_block(&m->lock, &m->waiters);
+	th__nopreempt_end(preempt);
 }
 
 bool th_mutex_trylock(th_mutex *m)
 {
+	bool preempt = th__nopreempt_begin();
 	th_spin_lock(&m->lock);
 	bool got = !m->held;
 	m->held = 1;
 	th_spin_unlock(&m->lock);
+	th__nopreempt_end(preempt);
 	return got;
 }
 
 void th_mutex_unlock(th_mutex *m)
 {
+	bool preempt = th__nopreempt_begin();
 	th_spin_lock(&m->lock);
 	struct th_waiter *w = th_waiters_pop(&m->waiters);
 	if (!w)
@@ -80,4 +89,5 @@ void th_mutex_unlock(th_mutex *m)
 	th_spin_unlock(&m->lock);
 	if (w)
 		th_waiter_wake(w);
+	th__nopreempt_end(preempt);
 }

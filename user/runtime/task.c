@@ -7,22 +7,29 @@
 #include <string.h>
 
 #include "internal.h"
+#include "preempt.h"
 #include "probes.h"
 #include "waitq.h"
 
-static __thread struct th_task *tls_thread_task; /* kthread tasks and test threads */
+/* A worker's current task (worker.c sets it with each run), a kthread task,
+ * or a test thread's. */
+__thread struct th_task *th__thread_task __attribute__((tls_model("initial-exec")));
 
 void th__set_thread_task(struct th_task *t)
 {
-	tls_thread_task = t;
+	th__thread_task = t;
 }
 
-th_task *th_self_task(void)
+/* noinline: the read must happen where the caller is now, not where an
+ * inlined copy read it before a switch. */
+__attribute__((noinline)) th_task *th_self_task(void)
 {
-	struct th_worker *w = th__self_worker();
-	if (w && w->cur)
-		return w->cur;
-	return tls_thread_task;
+	if (!TH_PREEMPT_FLAG) { /* TSan: see preempt.h */
+		struct th_worker *w = th__self_worker();
+		if (w && w->cur)
+			return w->cur;
+	}
+	return th__thread_task;
 }
 
 int th_self_worker(void)
@@ -141,7 +148,8 @@ static void release(struct th_task *t)
 		task_free(t);
 }
 
-static th_task *spawn(int home, bool sticky, th_fn fn, void *arg, struct th_group *g)
+static th_task *spawn_task(int home, bool sticky, bool preemptible, th_fn fn, void *arg,
+			   struct th_group *g)
 {
 	struct th_runtime *rt = th__rt;
 	if (!rt) {
@@ -170,6 +178,7 @@ static th_task *spawn(int home, bool sticky, th_fn fn, void *arg, struct th_grou
 	t->spawn_worker = self ? self->index : -1;
 	t->last_worker = -1;
 	t->first_worker = -1;
+	t->preemptible = preemptible && rt->cfg.preempt_ns;
 	th_rng_seed(&t->rng, rt->cfg.seed, t->id);
 	/* A clock read is ~20 ns under kvm-clock, a fifth of a whole spawn and
 	 * join; the spawn time is kept when the run is being logged. */
@@ -188,9 +197,39 @@ static th_task *spawn(int home, bool sticky, th_fn fn, void *arg, struct th_grou
 	return g ? NULL : t;
 }
 
+/* Every spawn from a preemptible task must not be interrupted halfway (it
+ * takes policy locks and this worker's task cache). */
+static th_task *spawn(int home, bool sticky, th_fn fn, void *arg, struct th_group *g)
+{
+	bool preempt = th__nopreempt_begin();
+	th_task *t = spawn_task(home, sticky, false, fn, arg, g);
+	th__nopreempt_end(preempt);
+	return t;
+}
+
 th_task *th_spawn(th_fn fn, void *arg)
 {
 	return spawn(-1, false, fn, arg, NULL);
+}
+
+th_task *th_spawn_opts(th_fn fn, void *arg, const struct th_spawn_opts *o)
+{
+	static const struct th_spawn_opts none;
+	if (!o)
+		o = &none;
+	if (o->where != TH_ANYWHERE && o->where != TH_START_AT && o->where != TH_STICK_TO) {
+		th__set_error("th_spawn_opts: where must be TH_ANYWHERE, TH_START_AT or TH_STICK_TO");
+		return NULL;
+	}
+	if (o->where != TH_ANYWHERE && o->worker < 0) {
+		th__set_error("th_spawn_opts: worker %d does not exist", o->worker);
+		return NULL;
+	}
+	bool preempt = th__nopreempt_begin();
+	th_task *t = spawn_task(o->where == TH_ANYWHERE ? -1 : o->worker, o->where == TH_STICK_TO,
+				o->preemptible, fn, arg, NULL);
+	th__nopreempt_end(preempt);
+	return t;
 }
 
 th_task *th_spawn_on(int worker, th_fn fn, void *arg)
@@ -249,12 +288,13 @@ static void wait_done(th_task *t)
 {
 	if (atomic_load_explicit(&t->state, memory_order_acquire) == TH_DONE)
 		return;
+	bool preempt = th__nopreempt_begin();
 	th_spin_lock(&t->done_lock);
-	if (atomic_load_explicit(&t->state, memory_order_acquire) == TH_DONE) {
+	if (atomic_load_explicit(&t->state, memory_order_acquire) == TH_DONE)
 		th_spin_unlock(&t->done_lock);
-		return;
-	}
-	th_block(&t->done_lock, &t->done_waiters);
+	else
+		th_block(&t->done_lock, &t->done_waiters);
+	th__nopreempt_end(preempt);
 }
 
 void th_wait(th_task *t)
@@ -278,7 +318,9 @@ void th_task_free(th_task *t)
 	uint32_t was = TH_TASK_LIVE;
 	if (!atomic_compare_exchange_strong(&t->magic, &was, TH_TASK_HANDLE_FREED))
 		check_handle(t, "th_task_free");
+	bool preempt = th__nopreempt_begin(); /* the worker's task cache */
 	release(t);
+	th__nopreempt_end(preempt);
 }
 
 void th_task_stats(const th_task *t, struct th_task_stats *o)
@@ -299,4 +341,5 @@ void th_task_stats(const th_task *t, struct th_task_stats *o)
 	o->first_run_ns = t->first_run_ns;
 	o->done_ns = t->done_ns;
 	o->kernel_tid = t->kernel_tid;
+	o->preempted = t->preempted;
 }

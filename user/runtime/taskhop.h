@@ -35,6 +35,11 @@ struct th_config {
 	uint64_t seed;          /* run seed: task RNGs and random placement */
 	enum th_placement placement; /* where tasks spawned without a worker start */
 	size_t run_log_cap;     /* >0: each worker logs up to this many task runs */
+	/* >0: the preemption quantum. A task spawned preemptible (th_spawn_opts)
+	 * that runs this long without yielding, blocking or ending is interrupted
+	 * and yielded on its behalf (x86-64 only; README: what such a task must
+	 * not do). 0: no preemption, no timers. At least 10 us. */
+	uint64_t preempt_ns;
 };
 
 /* Defaults: all online CPUs, "shared", unpinned, 256 KiB stacks, seed 1,
@@ -77,6 +82,20 @@ th_task *th_spawn_on(int worker, th_fn fn, void *arg);
  * policy migrates tasks. */
 th_task *th_spawn_at(int worker, th_fn fn, void *arg);
 
+/* Spawning with options, for what the three calls above cannot say:
+ *   th_spawn_opts(f, x, &(struct th_spawn_opts){ .preemptible = true });
+ * where/worker: TH_ANYWHERE (the policy places it, as th_spawn), TH_START_AT
+ * (as th_spawn_at) or TH_STICK_TO (as th_spawn_on). preemptible: the task may
+ * be interrupted anywhere in its own code when cfg.preempt_ns is set; only
+ * for code that holds no lock and touches no per-thread state (README). */
+enum th_where { TH_ANYWHERE = 0, TH_START_AT, TH_STICK_TO };
+struct th_spawn_opts {
+	enum th_where where;
+	int worker;         /* for TH_START_AT and TH_STICK_TO */
+	bool preemptible;
+};
+th_task *th_spawn_opts(th_fn fn, void *arg, const struct th_spawn_opts *opts);
+
 /* yield(): back to the scheduler; the policy decides where the task resumes.
  * Outside a task (main thread, kthread task) it is sched_yield(). */
 void th_yield(void);
@@ -107,8 +126,15 @@ struct th_task_stats {
 	uint64_t spawn_ns, first_run_ns, done_ns; /* CLOCK_MONOTONIC; spawn_ns only
 						   * with the run log on, else 0 */
 	uint64_t kernel_tid; /* kthread policy: the task's own thread; else 0 */
+	uint64_t preempted;  /* times the runtime preempted it (cfg.preempt_ns) */
 };
 void th_task_stats(const th_task *t, struct th_task_stats *out);
+
+/* CPU time of the calling thread in ns, corrected for the calling task's
+ * preemptions: the difference of two readings with no yield or block in
+ * between is the task's own CPU time, even if it was preempted and moved to
+ * another worker in between (outside a task: the thread's CPU time). */
+uint64_t th_task_cpu_ns(void);
 
 /* ---- structured concurrency ------------------------------------------ */
 
@@ -218,7 +244,8 @@ struct th_run_record {
 	uint32_t worker;
 	uint32_t why;
 };
-enum th_why { TH_WHY_SPAWN = 0, TH_WHY_YIELD = 1, TH_WHY_BLOCK = 2, TH_WHY_DONE = 3, TH_WHY_WAKE = 4 };
+enum th_why { TH_WHY_SPAWN = 0, TH_WHY_YIELD = 1, TH_WHY_BLOCK = 2, TH_WHY_DONE = 3, TH_WHY_WAKE = 4,
+	      TH_WHY_PREEMPT = 5 /* run log only: the runtime yielded for the task */ };
 
 /* The run log of worker i (cfg.run_log_cap > 0). Read it while no task runs
  * (after th_group_wait / th_fetch of everything). *dropped counts runs past

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "preempt.h"
 #include "probes.h"
 #include "sanitizer.h"
 #include "stackcache.h"
@@ -98,6 +99,8 @@ static inline void begin_run(struct th_worker *w, struct th_task *to, uint64_t n
 {
 	w->run_start_ns = now;
 	w->cur = to;
+	th__set_running_task(to);
+	w->run_seq++;
 	if (to) {
 		/* a first run needs a timestamp even when nobody logs the run */
 		task_started(to, w->index, now || to->runs ? now : task_clock(w));
@@ -136,7 +139,7 @@ static void finish_switch(struct th_worker *w)
 	int why = w->prev_why;
 	w->prev = NULL;
 	w->prev_why = -1;
-	if (why == TH_WHY_YIELD) {
+	if (why == TH_WHY_YIELD || why == TH_WHY_PREEMPT) {
 		th__push_from(w, p, TH_WHY_YIELD);
 	} else if (why == TH_WHY_BLOCK) {
 		th_spin_unlock(w->prev_lock);
@@ -221,7 +224,9 @@ static void stack_loop(void *arg)
 	finish_switch(th__self_worker());
 	for (;;) {
 		struct th_task *t = th__self_worker()->cur;
+		th__preempt_set(t->preemptible); /* from here on, its own code */
 		t->result = t->fn(t->arg);
+		th__preempt_set(false);
 		exit_task(t);
 	}
 }
@@ -248,12 +253,28 @@ void th__task_block(_Atomic int *lock)
 	leave_task(w, t, TH_WHY_BLOCK, w->rt->policy->pop(w->rt, w));
 }
 
-/* A yield ends the task's run. If the policy has another task for this
+/* A yield ends the task's run (why: TH_WHY_YIELD, or TH_WHY_PREEMPT when
+ * preempt.c yields for the task). If the policy has another task for this
  * worker, the worker switches to it directly and requeues the yielder after
  * the switch; if not, the yielder just goes on (a new run, as the run log
  * and the counters show), which is what a requeue and a pop would give. */
+static void yield_task(struct th_worker *w, struct th_task *t, int why)
+{
+	struct th_runtime *rt = w->rt;
+	const struct th_policy *p = rt->policy;
+	struct th_task *next = p->yield_pop ? p->yield_pop(rt, w, t) : p->pop(rt, w);
+	if (next) {
+		leave_task(w, t, why, next);
+		return;
+	}
+	uint64_t now = log_clock(w);
+	end_run(w, t, why, now);
+	begin_run(w, t, now);
+}
+
 void th_yield(void)
 {
+	bool preempt = th__nopreempt_begin();
 	struct th_worker *w = th__self_worker();
 	struct th_task *t = w ? w->cur : NULL;
 	if (!t) {
@@ -261,20 +282,22 @@ void th_yield(void)
 		if (kt)
 			kt->yields++;
 		sched_yield();
-		return;
+	} else {
+		t->yields++;
+		TH_PROBE_TASK_YIELD(t->id, w->index);
+		yield_task(w, t, TH_WHY_YIELD);
 	}
-	t->yields++;
+	th__nopreempt_end(preempt);
+}
+
+/* preempt.c's trampoline, on the task's stack with its registers saved. */
+void th__yield_preempted(void)
+{
+	struct th_worker *w = th__self_worker();
+	struct th_task *t = w->cur;
+	t->preempted++;
 	TH_PROBE_TASK_YIELD(t->id, w->index);
-	struct th_runtime *rt = w->rt;
-	const struct th_policy *p = rt->policy;
-	struct th_task *next = p->yield_pop ? p->yield_pop(rt, w, t) : p->pop(rt, w);
-	if (next) {
-		leave_task(w, t, TH_WHY_YIELD, next);
-		return;
-	}
-	uint64_t now = log_clock(w);
-	end_run(w, t, TH_WHY_YIELD, now);
-	begin_run(w, t, now);
+	yield_task(w, t, TH_WHY_PREEMPT);
 }
 
 /* ---- idling: spin briefly, then park on a futex ---------------------------- */
@@ -325,8 +348,10 @@ static struct th_task *park(struct th_runtime *rt, struct th_worker *w)
 	struct th_task *t = rt->policy->pop(rt, w);
 	if (!t && !atomic_load(&rt->stopping)) {
 		TH_PROBE_WORKER_PARK(w->index);
+		th__preempt_idle(w, true); /* no timer signals to a sleeper */
 		while (atomic_load(&w->parked) && !atomic_load(&rt->stopping))
 			th_futex_wait(&w->park_word, 0);
+		th__preempt_idle(w, false);
 		TH_PROBE_WORKER_UNPARK(w->index);
 	}
 	int one = 1;
@@ -393,6 +418,7 @@ static void worker_init_thread(struct th_worker *w)
 		pthread_attr_destroy(&attr);
 	}
 	th__guard_install_thread(w);
+	th__preempt_thread_start(w);
 	TH_PROBE_WORKER_START(w->index, w->tid);
 }
 
@@ -410,6 +436,7 @@ void *th__worker_main(void *arg)
 		if (t)
 			run_task(w, t);
 	}
+	th__preempt_thread_stop(w);
 	th__guard_remove_thread(w);
 	tls_worker = NULL;
 	return NULL;

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""feedback_model.py — the feedback policy on darts without runtime costs: mean completion
+over the SPT bound for a range of top quanta q0, both spawn orders, with and without
+preemption. How policy_feedback.c's q0 was chosen while the machine was too busy to time it.
+
+usage: feedback_model.py [--small MS] [--large MS] [--count K] [--workers W] [--preempt MS]
+Defaults: darts' sizes on an idle machine here (1e7 draws ~ 30 ms, 1e9 ~ 3000 ms)."""
+import argparse
+import heapq
+
+from darts_model import spt_mean
+
+
+def simulate(sizes, workers, q0, preempt, levels=8):
+    """sizes: work per task in ms, in spawn order; each is 10 cycles with a yield before
+    each. Returns the mean completion time in ms."""
+    ends, end = [], 0.0
+    for k in range(levels):
+        end += q0 * 2 ** k
+        ends.append(end)
+
+    def key(t):
+        lvl = next((k for k, e in enumerate(ends[:-1]) if attained[t] < e), levels - 1)
+        return (lvl, t)
+
+    n = len(sizes)
+    left = [[s / 10] * 10 for s in sizes]  # work left per cycle
+    attained = [0.0] * n
+    done = [None] * n
+    heap = [key(t) for t in range(n)]
+    heapq.heapify(heap)
+    run = [None] * workers        # task on each worker
+    since = [0.0] * workers       # start of its run (for the preemption tick)
+    now = 0.0
+    while any(d is None for d in done):
+        for w in range(workers):  # idle workers take the top of the heap
+            if run[w] is None and heap:
+                run[w] = heapq.heappop(heap)[1]
+                since[w] = now
+        # next event: a cycle ends, or a run reaches its quantum
+        step = None
+        for w, t in enumerate(run):
+            if t is None:
+                continue
+            c = next(i for i, x in enumerate(left[t]) if x > 0)
+            dt = left[t][c]
+            if preempt:
+                dt = min(dt, since[w] + preempt - now)
+            if step is None or dt < step:
+                step = dt
+        step = max(step, 0.0)
+        now += step
+        for w, t in enumerate(run):
+            if t is None:
+                continue
+            c = next(i for i, x in enumerate(left[t]) if x > 0)
+            left[t][c] -= step
+            attained[t] += step
+            cycle_end = left[t][c] <= 1e-9
+            if cycle_end:
+                left[t][c] = 0
+            if all(x == 0 for x in left[t]):
+                done[t] = now
+                run[w] = None
+                continue
+            if not cycle_end and not (preempt and now - since[w] >= preempt - 1e-9):
+                continue
+            # a yield (cycle end) or a preemption: it goes on unless a smaller key waits
+            if heap and heap[0] < key(t):
+                heapq.heappush(heap, key(t))
+                run[w] = heapq.heappop(heap)[1]
+            since[w] = now
+    return sum(done) / n
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", type=float, default=30.0)
+    ap.add_argument("--large", type=float, default=3000.0)
+    ap.add_argument("--count", type=int, default=20)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--preempt", type=float, default=1.0)
+    a = ap.parse_args()
+    last = [a.small] * a.count + [a.large]
+    first = [a.large] + [a.small] * a.count
+    ideal = spt_mean(last, a.workers)
+    print(f"{'q0 ms':>6} {'last, preempt':>14} {'first, preempt':>15} {'first, none':>12}")
+    for q0 in (5, 10, 20, 30, 40, 50, 75, 100, 200):
+        r = [simulate(last, a.workers, q0, a.preempt) / ideal,
+             simulate(first, a.workers, q0, a.preempt) / ideal,
+             simulate(first, a.workers, q0, 0) / ideal]
+        print(f"{q0:>6} {r[0]:>14.3f} {r[1]:>15.3f} {r[2]:>12.3f}")
+
+
+if __name__ == "__main__":
+    main()
