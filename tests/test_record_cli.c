@@ -129,7 +129,7 @@ static void record_writes_a_run_that_report_renders(void **state)
 	assert_non_null(strstr(r->err, "attached at "));
 	assert_non_null(strstr(r->err, "recorded for "));
 	/* the same columns as `taskhop run` */
-	assert_non_null(strstr(r->err, "done(ms)  runs yields  hops   migr migr-k cpus"));
+	assert_non_null(strstr(r->err, "done(ms)  runs yields preempted  hops   migr migr-k cpus"));
 	assert_non_null(strstr(r->err, "run-time(ms)"));
 	free(r);
 
