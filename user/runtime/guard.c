@@ -30,8 +30,7 @@ static void put_u64(uint64_t v)
 /* Runs on the worker's alternate signal stack: the faulting stack is full. */
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
-	struct th_worker *w = th__self_worker();
-	struct th_task *t = w ? w->cur : NULL;
+	struct th_task *t = th__current_task();
 	char *addr = si->si_addr;
 	if (t && t->stack.map && addr >= (char *)t->stack.map && addr < (char *)t->stack.lo) {
 		put("taskhop: task ");
@@ -39,7 +38,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 		put(" overflowed its stack (");
 		put_u64((uint64_t)((char *)t->stack.hi - (char *)t->stack.lo) / 1024);
 		put(" KiB) on worker ");
-		put_u64((uint64_t)w->index);
+		put_u64((uint64_t)t->last_worker);
 		put("; give it more with th_config.stack_size\n");
 		signal(SIGSEGV, SIG_DFL);
 		raise(SIGSEGV);
@@ -73,20 +72,20 @@ void th__guard_install_process(void)
 	sigaction(SIGSEGV, &sa, &previous);
 }
 
-void th__guard_install_thread(struct th_worker *w)
+void th__guard_install_thread(void **altstack)
 {
 	size_t size = SIGSTKSZ > 65536 ? SIGSTKSZ : 65536;
-	w->altstack = malloc(size);
-	if (!w->altstack)
+	*altstack = malloc(size);
+	if (!*altstack)
 		return;
-	stack_t ss = { .ss_sp = w->altstack, .ss_size = size, .ss_flags = 0 };
+	stack_t ss = { .ss_sp = *altstack, .ss_size = size, .ss_flags = 0 };
 	sigaltstack(&ss, NULL);
 }
 
-void th__guard_remove_thread(struct th_worker *w)
+void th__guard_remove_thread(void **altstack)
 {
 	stack_t ss = { .ss_flags = SS_DISABLE };
 	sigaltstack(&ss, NULL);
-	free(w->altstack);
-	w->altstack = NULL;
+	free(*altstack);
+	*altstack = NULL;
 }

@@ -18,10 +18,8 @@ void th__set_thread_task(struct th_task *t)
 
 th_task *th_self_task(void)
 {
-	struct th_worker *w = th__self_worker();
-	if (w && w->cur)
-		return w->cur;
-	return tls_thread_task;
+	struct th_task *t = th__current_task();
+	return t ? t : tls_thread_task;
 }
 
 int th_self_worker(void)
@@ -246,4 +244,5 @@ void th_task_stats(const th_task *t, struct th_task_stats *o)
 	o->first_run_ns = t->first_run_ns;
 	o->done_ns = t->done_ns;
 	o->kernel_tid = t->kernel_tid;
+	o->activations = t->activations;
 }
