@@ -31,3 +31,7 @@ bench::
 	@bash tools/deps.sh
 	@$(MAKE) --no-print-directory th-bench-build >/dev/null
 	@bash tools/bench/run.sh $(THB)
+
+# activations: compute slowdown with blockers per policy and mode, activation latency
+bench:: $(TASKHOP)
+	@bash tools/bench/activations.sh $(TASKHOP)
