@@ -27,7 +27,7 @@ struct th_slot {
  * line; the kernel side (bpf/taskhop_act.bpf.c) turns TASK into BLOCKED when the
  * thread blocks in the kernel and back when it is switched in; th_blocking_begin
  * writes BLOCKING; a thread that takes the worker over turns BLOCKED or BLOCKING
- * into TAKEN. Only compare-and-swaps change a word another party may change. */
+ * into TAKING, then TAKEN. Only compare-and-swaps change a word another party may change. */
 enum th_slot_state {
 	TH_SLOT_RUNTIME = 0,  /* in the runtime's own code (scheduler loop, a runtime call) */
 	TH_SLOT_TASK = 1,     /* running a user task's code */
@@ -35,6 +35,8 @@ enum th_slot_state {
 	TH_SLOT_BLOCKED = 3,  /* blocked in the kernel while running a task (kernel side) */
 	TH_SLOT_BLOCKING = 4, /* inside th_blocking_begin .. th_blocking_end */
 	TH_SLOT_TAKEN = 5,    /* its worker was handed to a spare thread */
+	TH_SLOT_TAKING = 6,   /* a taker won the worker and is still reading the thread's
+			       * fields: the thread waits for TAKEN before it goes on */
 };
 
 /* Ring-buffer record of the activation object: thread `thread` blocked at ts. */

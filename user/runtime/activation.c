@@ -164,6 +164,17 @@ void th__act_free(struct th_runtime *rt)
 	rt->act_lat = NULL;
 }
 
+/* A taker won m's worker while m was coming back from the kernel (the kernel side
+ * missed the switch-in, or the take raced the return): the taker is on a CPU
+ * reading m's fields; m must not change them (or free its task) before TAKEN. */
+static uint32_t wait_taken(_Atomic uint32_t *st)
+{
+	uint32_t s;
+	while ((s = atomic_load_explicit(st, memory_order_acquire)) == TH_SLOT_TAKING)
+		th_cpu_relax();
+	return s;
+}
+
 /* The gate at every runtime call from a task (th__self_worker): a thread may
  * only act as its worker's owner after turning its state into RUNTIME, which
  * fails once a spare has taken the worker. */
@@ -172,6 +183,10 @@ bool th__act_enter_runtime(struct th_os_thread *m)
 	_Atomic uint32_t *st = state_word(m);
 	uint32_t s = atomic_load_explicit(st, memory_order_acquire);
 	for (;;) {
+		if (s == TH_SLOT_TAKING) {
+			s = wait_taken(st);
+			continue;
+		}
 		if (s == TH_SLOT_TAKEN)
 			return false;
 		if (s != TH_SLOT_TASK && s != TH_SLOT_BLOCKED && s != TH_SLOT_BLOCKING)
@@ -216,7 +231,7 @@ bool th__act_take_over(struct th_runtime *rt, struct th_os_thread *m, uint64_t b
 		th_spin_unlock(&rt->spare_lock);
 		return false;
 	}
-	if (!atomic_compare_exchange_strong_explicit(st, &s, TH_SLOT_TAKEN, memory_order_acq_rel,
+	if (!atomic_compare_exchange_strong_explicit(st, &s, TH_SLOT_TAKING, memory_order_acq_rel,
 						     memory_order_acquire)) {
 		push_spare(rt, spare); /* it came back first */
 		return false;
@@ -227,6 +242,8 @@ bool th__act_take_over(struct th_runtime *rt, struct th_os_thread *m, uint64_t b
 	th__log_run(w, t, m->run_start_ns, blocked_ns, TH_WHY_BLOCK);
 	t->activations++;
 	w->activations++;
+	/* from here on m may go on (and find its worker gone) */
+	atomic_store_explicit(st, TH_SLOT_TAKEN, memory_order_release);
 	spare->p = w;
 	spare->handoff_ns = blocked_ns;
 	wake_spare(spare);
@@ -293,7 +310,7 @@ void th_blocking_begin(void)
 		return;
 	_Atomic uint32_t *st = state_word(m);
 	uint32_t s = atomic_load_explicit(st, memory_order_relaxed);
-	if (s == TH_SLOT_TAKEN ||
+	if (s == TH_SLOT_TAKEN || s == TH_SLOT_TAKING ||
 	    !atomic_compare_exchange_strong_explicit(st, &s, TH_SLOT_BLOCKING, memory_order_acq_rel,
 						     memory_order_relaxed))
 		return;
@@ -314,6 +331,8 @@ void th_blocking_end(void)
 	if (atomic_compare_exchange_strong_explicit(st, &s, TH_SLOT_TASK, memory_order_acq_rel,
 						    memory_order_acquire))
 		return;
+	if (s == TH_SLOT_TAKING)
+		s = wait_taken(st);
 	if (s != TH_SLOT_TAKEN) {
 		/* a runtime call in between took the word back: still ours */
 		th__act_set(m, TH_SLOT_TASK);

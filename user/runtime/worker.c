@@ -521,15 +521,19 @@ void *th__thread_main(void *arg)
 	struct th_os_thread *m = arg;
 	struct th_runtime *rt = m->rt;
 	thread_init(m);
-	if (m->p) {
+	/* a spare's p is written by whoever hands it a worker: read it only
+	 * after th__act_wait_for_worker says one was handed over */
+	bool serving = m->index < rt->nworkers;
+	if (serving) {
 		__atomic_store_n(&m->p->tid, m->tid, __ATOMIC_RELEASE);
 		TH_PROBE_WORKER_START(m->p->index, m->tid);
 	}
-	while (m->p || (m->act && th__act_wait_for_worker(rt, m))) {
+	while (serving || (m->act && th__act_wait_for_worker(rt, m))) {
 		serve_worker(rt, m);
 		if (!m->lost)
 			break; /* stopping */
 		th__act_retire(rt, m);
+		serving = false;
 	}
 	th__guard_remove_thread(&m->altstack);
 	tls_thread = NULL;
