@@ -138,8 +138,6 @@ static void bpf_sees_the_block_and_a_spare_runs_the_queue(void **state)
 	long on = progress_while_blocked(TH_ACT_BPF, false);
 	print_message("compute steps during the 200 ms block: bpf %ld\n", on);
 	assert_true(on > 0);
-	struct th_activation_stats st;
-	(void)st;
 }
 
 /* As user nobody: auto falls back to explicit, which still works. */
@@ -286,13 +284,17 @@ static void every_policy_runs_each_task_once_with_bpf_activations(void **state)
 static atomic_int blocker_done;
 static uint64_t blocker_woke_ns;
 
+/* arg: milliseconds; negative: the same without th_blocking_begin/end (bpf) */
 static void *long_blocker(void *arg)
 {
 	long ms = (long)(intptr_t)arg;
-	th_blocking_begin();
-	sleep_ms(ms);
+	bool explicit = ms > 0;
+	if (explicit)
+		th_blocking_begin();
+	sleep_ms(explicit ? ms : -ms);
 	blocker_woke_ns = th_now_ns();
-	th_blocking_end();
+	if (explicit)
+		th_blocking_end();
 	atomic_store(&blocker_done, 1);
 	return NULL;
 }
@@ -302,11 +304,10 @@ static void *tiny(void *arg)
 	return arg;
 }
 
-static void a_task_blocked_for_seconds_does_not_stall_the_others(void **state)
+static void long_block_does_not_stall(int mode)
 {
-	(void)state;
-	start(1, "steal", TH_ACT_EXPLICIT);
-	th_task *b = th_spawn(long_blocker, (void *)(intptr_t)1500);
+	start(1, "steal", mode);
+	th_task *b = th_spawn(long_blocker, (void *)(intptr_t)(mode == TH_ACT_BPF ? -1500 : 1500));
 	sleep_ms(50); /* the blocker is in its sleep */
 	enum { N = 50 };
 	th_task *t[N];
@@ -328,18 +329,43 @@ static void a_task_blocked_for_seconds_does_not_stall_the_others(void **state)
 	atomic_store(&blocker_done, 0);
 }
 
-static void stop_while_a_worker_is_blocked_returns_after_it_with_no_thread_left(void **state)
+static void a_task_blocked_for_seconds_does_not_stall_the_others(void **state)
 {
 	(void)state;
+	long_block_does_not_stall(TH_ACT_EXPLICIT);
+}
+
+static void bpf_a_task_blocked_for_seconds_does_not_stall_the_others(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	long_block_does_not_stall(TH_ACT_BPF);
+}
+
+static void stop_while_blocked(int mode)
+{
 	int before = count_threads();
-	start(2, "shared", TH_ACT_EXPLICIT);
-	th_task *b = th_spawn(long_blocker, (void *)(intptr_t)300);
+	start(2, "shared", mode);
+	th_task *b = th_spawn(long_blocker, (void *)(intptr_t)(mode == TH_ACT_BPF ? -300 : 300));
 	th_task_free(b);
 	sleep_ms(20);
 	th_runtime_stop();
 	assert_true(atomic_load(&blocker_done));
 	assert_int_equal(count_threads(), before);
 	atomic_store(&blocker_done, 0);
+}
+
+static void stop_while_a_worker_is_blocked_returns_after_it_with_no_thread_left(void **state)
+{
+	(void)state;
+	stop_while_blocked(TH_ACT_EXPLICIT);
+}
+
+static void bpf_stop_while_a_worker_is_blocked_in_the_kernel_leaves_no_thread(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	stop_while_blocked(TH_ACT_BPF);
 }
 
 static void activations_mode_names_parse_back(void **state)
@@ -366,6 +392,8 @@ int main(void)
 		cmocka_unit_test(every_policy_runs_each_task_once_with_explicit_blocking),
 		cmocka_unit_test(bpf_sees_the_block_and_a_spare_runs_the_queue),
 		cmocka_unit_test(every_policy_runs_each_task_once_with_bpf_activations),
+		cmocka_unit_test(bpf_a_task_blocked_for_seconds_does_not_stall_the_others),
+		cmocka_unit_test(bpf_stop_while_a_worker_is_blocked_in_the_kernel_leaves_no_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

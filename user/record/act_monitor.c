@@ -71,6 +71,11 @@ static void act_close(void)
 static void *act_open(int nthreads, char *err, size_t errlen)
 {
 	const char *why = th_record_unavailable();
+	if (why && strstr(why, "needs root")) {
+		snprintf(err, errlen, "needs root or CAP_BPF+CAP_PERFMON: run as root, or use "
+			 "--activations explicit (or auto)");
+		return NULL;
+	}
 	if (why) {
 		snprintf(err, errlen, "%s", why);
 		return NULL;
