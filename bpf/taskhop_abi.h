@@ -9,12 +9,41 @@
 #include <linux/types.h>
 #endif
 
-/* What worker i stores at every task switch into slot i of the recorder's
- * BPF_F_MMAPABLE array: the task now running (0 = none, the worker's own
- * scheduler loop) and a sequence number bumped at each store. */
+/* What worker thread i stores at every task switch into slot i of the recorder's
+ * BPF_F_MMAPABLE array: the task now running (0 = none, the thread's own
+ * scheduler loop) and a sequence number bumped at each store. Threads
+ * i < worker count start serving worker i; spare threads follow (activations).
+ * In the activation map's line of a thread, `state` (enum th_slot_state) says
+ * what the thread is doing, and blocked_ns when the kernel side saw it block. */
 struct th_slot {
 	__u64 task_id;
 	__u64 seq;
+	__u32 state;
+	__u32 pad0;
+	__u64 blocked_ns;
+};
+
+/* th_slot.state. The runtime writes RUNTIME, TASK and PARKED on its own thread's
+ * line; the kernel side (bpf/taskhop_act.bpf.c) turns TASK into BLOCKED when the
+ * thread blocks in the kernel and back when it is switched in; th_blocking_begin
+ * writes BLOCKING; a thread that takes the worker over turns BLOCKED or BLOCKING
+ * into TAKING, then TAKEN. Only compare-and-swaps change a word another party may change. */
+enum th_slot_state {
+	TH_SLOT_RUNTIME = 0,  /* in the runtime's own code (scheduler loop, a runtime call) */
+	TH_SLOT_TASK = 1,     /* running a user task's code */
+	TH_SLOT_PARKED = 2,   /* in the runtime's own idle wait (never a "block") */
+	TH_SLOT_BLOCKED = 3,  /* blocked in the kernel while running a task (kernel side) */
+	TH_SLOT_BLOCKING = 4, /* inside th_blocking_begin .. th_blocking_end */
+	TH_SLOT_TAKEN = 5,    /* its worker was handed to a spare thread */
+	TH_SLOT_TAKING = 6,   /* a taker won the worker and is still reading the thread's
+			       * fields: the thread waits for TAKEN before it goes on */
+};
+
+/* Ring-buffer record of the activation object: thread `thread` blocked at ts. */
+struct th_act_event {
+	__u32 thread;
+	__u32 pad;
+	__u64 ts;
 };
 
 #define TH_MAX_SLOTS 1024

@@ -39,6 +39,7 @@ static void compare_help(FILE *f)
 	fprintf(f,
 		"usage: taskhop compare WORKLOAD [--policies a,b,...] [--repeat N] [--out DIR]\n"
 		"                       [--workers N|auto|cores] [--pin] [--seed S] [--no-bpf] [--force]\n"
+		"                       [--preempt MS] [--activations a,b,...]\n"
 		"                       [workload options]\n"
 		"\n"
 		"Runs WORKLOAD with every policy N times, interleaved (a,b,a,b,... so machine drift\n"
@@ -53,6 +54,10 @@ static void compare_help(FILE *f)
 		"  --out DIR      output directory, created if needed (default report)\n"
 		"  --force        DIR holds an older report: replace it (all its files go)\n"
 		"  --workers, --pin, --seed, --no-bpf, --preempt: as for 'taskhop run'\n"
+		"  --activations L  comma-separated modes (off,bpf,explicit,auto): every policy runs\n"
+		"                 in each (runs labelled POLICY/MODE); with darts --blockers K each\n"
+		"                 also runs without blockers (POLICY/MODE/no-blockers), and a table\n"
+		"                 of compute tasks' mean completion with and without is printed\n"
 		"Workloads with a serial baseline (isprime) also get a 'serial' run per repeat.\n"
 		"\n"
 		"workloads: %s\n"
@@ -72,7 +77,30 @@ struct compare_opts {
 	bool pin, no_bpf, force;
 	char **wl_argv;
 	int wl_argc;
+	const char *modes[4];   /* --activations, or none given */
+	int nmodes;
+	char *modes_text;
+	bool blockers;          /* the workload options add blockers (darts --blockers K>0) */
 };
+
+static int split_modes(struct compare_opts *c, const char *text)
+{
+	free(c->modes_text);
+	c->modes_text = strdup(text);
+	c->nmodes = 0;
+	for (char *save, *m = strtok_r(c->modes_text, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+		int mode;
+		if (th_parse_activations(m, &mode))
+			return cli_usage("compare", "--activations: unknown mode '%s' (off, bpf, explicit, auto)", m);
+		for (int i = 0; i < c->nmodes; i++)
+			if (strcmp(c->modes[i], m) == 0)
+				return cli_usage("compare", "activation mode '%s' listed twice", m);
+		c->modes[c->nmodes++] = m;
+	}
+	if (!c->nmodes)
+		return cli_usage("compare", "--activations needs at least one mode");
+	return 0;
+}
 
 static int split_policies(struct compare_opts *c, const char *text)
 {
@@ -120,7 +148,8 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		bool val = strcmp(a, "--policies") == 0 || strcmp(a, "--repeat") == 0 ||
-			   strcmp(a, "--out") == 0 || strcmp(a, "--workers") == 0 || strcmp(a, "--seed") == 0;
+			   strcmp(a, "--out") == 0 || strcmp(a, "--workers") == 0 || strcmp(a, "--seed") == 0 ||
+			   strcmp(a, "--activations") == 0;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			compare_help(stdout);
 			return 3;
@@ -152,6 +181,10 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 			int rc = split_policies(c, v);
 			if (rc)
 				return rc;
+		} else if (strcmp(a, "--activations") == 0) {
+			int rc = split_modes(c, v);
+			if (rc)
+				return rc;
 		} else if (strcmp(a, "--repeat") == 0) {
 			if (cli_number("--repeat", v, 1, 10000, &c->repeat))
 				return 2;
@@ -167,6 +200,9 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 			c->out = v;
 		}
 	}
+	for (int i = 0; i + 1 < c->wl_argc; i++)
+		if (strcmp(c->wl_argv[i], "--blockers") == 0)
+			c->blockers = strcmp(c->wl_argv[i + 1], "0") != 0;
 	if (!c->npolicies) {
 		const char *const *names = th_policy_names();
 		for (int i = 0; names[i] && i < 64; i++)
@@ -185,7 +221,8 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 /* Runs `taskhop run` for one (policy, seed) in its own process group, so that a Ctrl-C
  * at the terminal reaches only us and the run in progress can finish. */
 static struct json *one_run(const struct compare_opts *c, const char *policy, bool serial,
-			    uint64_t seed, const char *tmp, int *status)
+			    const char *mode, bool no_blockers, uint64_t seed, const char *tmp,
+			    int *status)
 {
 	char seedtxt[32];
 	snprintf(seedtxt, sizeof(seedtxt), "%llu", (unsigned long long)seed);
@@ -207,8 +244,17 @@ static struct json *one_run(const struct compare_opts *c, const char *policy, bo
 		args[n++] = "--pin";
 	if (c->no_bpf)
 		args[n++] = "--no-bpf";
-	for (int i = 0; i < c->wl_argc; i++)
+	if (mode) {
+		args[n++] = "--activations";
+		args[n++] = mode;
+	}
+	for (int i = 0; i < c->wl_argc; i++) {
+		if (no_blockers && strcmp(c->wl_argv[i], "--blockers") == 0) {
+			i++; /* and its value */
+			continue;
+		}
 		args[n++] = c->wl_argv[i];
+	}
 	if (serial)
 		args[n++] = wl_find(c->workload)->baseline_option;
 	args[n] = NULL;
@@ -247,6 +293,67 @@ static struct json *one_run(const struct compare_opts *c, const char *policy, bo
 	return run;
 }
 
+/* Mean over repeats of the compute tasks' mean completion of the runs labelled `label`. */
+static double compute_mean(const struct json *runs, const char *label, int *n)
+{
+	double sum = 0;
+	*n = 0;
+	for (size_t i = 0; i < json_len(runs); i++) {
+		const struct json *run = json_at(runs, i);
+		double x = json_get_num(json_get(run, "extra"), "compute_mean_completion_s", -1);
+		if (x >= 0 && strcmp(json_get_str(run, "policy", ""), label) == 0) {
+			sum += x;
+			(*n)++;
+		}
+	}
+	return *n ? sum / *n : -1;
+}
+
+/* blockers[]: per policy (and activation mode), the compute tasks' mean completion
+ * with the blockers and without (the POLICY.../no-blockers runs), and their ratio. */
+static struct json *blockers_table(const struct json *runs)
+{
+	static const char suffix[] = "/no-blockers";
+	struct json *rows = json_arr();
+	for (size_t i = 0; i < json_len(runs); i++) {
+		const char *label = json_get_str(json_at(runs, i), "policy", "");
+		size_t len = strlen(label);
+		if (len <= sizeof(suffix) - 1 || strcmp(label + len - (sizeof(suffix) - 1), suffix))
+			continue;
+		char with[128];
+		snprintf(with, sizeof(with), "%.*s", (int)(len - (sizeof(suffix) - 1)), label);
+		bool seen = false;
+		for (size_t j = 0; j < json_len(rows) && !seen; j++)
+			seen = !strcmp(json_get_str(json_at(rows, j), "label", ""), with);
+		int nw, nb;
+		double without = compute_mean(runs, label, &nb), blk = compute_mean(runs, with, &nw);
+		if (seen || !nw || !nb)
+			continue;
+		struct json *row = json_obj();
+		json_set_str(row, "label", with);
+		json_set_num(row, "compute_mean_completion_s_without", without);
+		json_set_num(row, "compute_mean_completion_s_with", blk);
+		json_set_num(row, "slowdown", without > 0 ? blk / without : 0);
+		json_push(rows, row);
+	}
+	return rows;
+}
+
+static void print_blockers(const struct json *report, FILE *f)
+{
+	const struct json *rows = json_get(report, "blockers");
+	if (!json_len(rows))
+		return;
+	fprintf(f, "compute tasks' mean completion, mean over repeats:\n%-28s %12s %12s %8s\n",
+		"policy/activations", "without s", "blockers s", "ratio");
+	for (size_t i = 0; i < json_len(rows); i++) {
+		const struct json *r = json_at(rows, i);
+		fprintf(f, "%-28s %12.3f %12.3f %8.2f\n", json_get_str(r, "label", "?"),
+			json_get_num(r, "compute_mean_completion_s_without", 0),
+			json_get_num(r, "compute_mean_completion_s_with", 0), json_get_num(r, "slowdown", 0));
+	}
+}
+
 static void progress(int k, int total, const struct json *run, double elapsed)
 {
 	double mean = json_get_num(run, "mean_completion_s", 0);
@@ -271,6 +378,7 @@ int cmd_compare(int argc, char **argv)
 	if (rc) {
 		free(c.wl_argv);
 		free(c.policies_text);
+		free(c.modes_text);
 		return rc == 3 ? 0 : rc;
 	}
 	char err[512], tmp[4200];
@@ -317,7 +425,8 @@ int cmd_compare(int argc, char **argv)
 	json_set_num(report, "repeat", (double)c.repeat);
 	struct json *runs = (struct json *)json_get(report, "runs");
 	bool serial = wl->baseline_option != NULL;
-	int per_round = c.npolicies + serial, total = (int)c.repeat * per_round, k = 0;
+	int variants = (c.nmodes ? c.nmodes : 1) * (c.blockers ? 2 : 1);
+	int per_round = c.npolicies * variants + serial, total = (int)c.repeat * per_round, k = 0;
 	struct sigaction sa = { .sa_handler = on_sigint }, old[3];
 	sigaction(SIGINT, &sa, &old[0]);
 	sigaction(SIGTERM, &sa, &old[1]);
@@ -329,20 +438,28 @@ int cmd_compare(int argc, char **argv)
 	for (uint64_t r = 0; r < c.repeat && !interrupts && rc == 0; r++) {
 		for (int p = 0; p < per_round && !interrupts; p++) {
 			bool base = serial && p == 0;
-			const char *pol = base ? c.policies[0] : c.policies[p - serial];
+			int q = base ? 0 : p - serial, v = q % variants;
+			const char *pol = c.policies[q / variants];
+			const char *mode = c.nmodes && !base ? c.modes[v / (c.blockers ? 2 : 1)] : NULL;
+			bool no_blk = c.blockers && !base && v % 2 == 1;
+			char label[128];
+			snprintf(label, sizeof(label), "%s%s%s%s", pol, mode ? "/" : "", mode ? mode : "",
+				 no_blk ? "/no-blockers" : "");
 			int status;
-			struct json *run = one_run(&c, pol, base, c.seed + r, tmp, &status);
+			struct json *run = one_run(&c, pol, base, mode, no_blk, c.seed + r, tmp, &status);
 			if (!run) {
 				if (interrupts)
 					break;
 				rc = cli_fail("compare", "run %d (%s, seed %llu) failed (exit status %d); "
 					      "writing the report of the %d runs done", k + 1,
-					      base ? REPORT_SERIAL : pol, (unsigned long long)(c.seed + r),
+					      base ? REPORT_SERIAL : label, (unsigned long long)(c.seed + r),
 					      WIFEXITED(status) ? WEXITSTATUS(status) : -1, k);
 				break;
 			}
 			if (base)
 				json_set_str(run, "policy", REPORT_SERIAL);
+			else if (mode || no_blk)
+				json_set_str(run, "policy", label); /* the report groups runs by it */
 			json_set_num(run, "repeat", (double)r + 1);
 			json_push(runs, run);
 			progress(++k, total, run, (double)(th_now_ns() - t0) / 1e9);
@@ -353,6 +470,8 @@ int cmd_compare(int argc, char **argv)
 	sigaction(SIGHUP, &old[2], NULL);
 	json_set_bool(report, "interrupted", interrupts > 0 || k < total);
 	report_aggregate(report);
+	if (c.blockers)
+		json_set(report, "blockers", blockers_table(json_get(report, "runs")));
 	if (k == 0) {
 		if (!rc)
 			rc = cli_fail("compare", "no run finished; nothing written");
@@ -363,6 +482,7 @@ int cmd_compare(int argc, char **argv)
 		rc = cli_fail("compare", "%s", err);
 	} else {
 		report_text(report, stdout);
+		print_blockers(report, stdout);
 		printf("wrote %s/report.json, report.md, report.html, runs.csv, *.svg, trace.json\n", c.out);
 		if (interrupts && !rc)
 			rc = 130;
@@ -371,5 +491,6 @@ int cmd_compare(int argc, char **argv)
 out:
 	free(c.wl_argv);
 	free(c.policies_text);
+	free(c.modes_text);
 	return rc;
 }

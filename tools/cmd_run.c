@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "act_monitor.h"
 #include "cli.h"
 #include "cmd.h"
 #include "rec_json.h"
@@ -19,7 +20,8 @@ static void run_help(FILE *f)
 	char pols[256], wls[256];
 	fprintf(f,
 		"usage: taskhop run WORKLOAD [--policy P] [--workers N|auto|cores] [--pin] [--seed S]\n"
-		"                   [--json FILE] [--no-bpf] [--quiet] [--preempt MS] [workload options]\n"
+		"                   [--json FILE] [--no-bpf] [--activations M] [--preempt MS] [--quiet]\n"
+		"                   [workload options]\n"
 		"\n"
 		"Runs WORKLOAD once on the task runtime and prints one row per task (worker hops,\n"
 		"CPU migrations, run time, run-queue wait) and a summary: mean completion, makespan\n"
@@ -32,6 +34,8 @@ static void run_help(FILE *f)
 		"  --seed S       run seed: task RNGs and random placement (default 1)\n"
 		"  --json FILE    also write the run as JSON (atomically)\n"
 		"  --no-bpf       do not record with BPF\n"
+		"  --activations M  off (default), bpf, explicit or auto: a spare thread takes over a\n"
+		"                 worker whose thread blocks in the kernel inside a task\n"
 		"  --quiet        no table on stdout\n"
 		"  --preempt MS   preempt a task after MS ms without a yield (0.01..10000; darts\n"
 		"                 and isprime only: their tasks hold no locks)\n"
@@ -111,6 +115,11 @@ int cli_parse_run(int argc, char **argv, struct cli_run *o)
 			o->no_bpf = true;
 		} else if (strcmp(a, "--quiet") == 0) {
 			o->quiet = true;
+		} else if (strcmp(a, "--activations") == 0) {
+			if (!has_val || th_parse_activations(argv[i + 1], &o->cfg.activations) != 0)
+				return cli_usage(cli_cmd_name, "--activations must be off, bpf, explicit or auto%s%s%s",
+						 has_val ? ", not '" : "", has_val ? argv[i + 1] : "", has_val ? "'" : "");
+			i++;
 		} else if (strcmp(a, "--policy") == 0 || strcmp(a, "--workers") == 0 ||
 			   strcmp(a, "--seed") == 0 || strcmp(a, "--json") == 0 ||
 			   strcmp(a, "--preempt") == 0) {
@@ -244,6 +253,7 @@ static struct json *task_json(const struct wl_task *t, struct th_record *rec)
 	double work = t->work_s >= 0 ? t->work_s : k ? (double)rt.on_cpu_ns / 1e9 : -1;
 	json_set(o, "work_s", num_or_null(work >= 0, work));
 	json_set_num(o, "blocks", (double)t->st.blocks);
+	json_set_num(o, "activations", (double)t->st.activations);
 	for (size_t i = 0; t->extra && i < t->extra->n; i++)
 		json_set(o, t->extra->keys[i], json_clone(t->extra->items[i]));
 	return o;
@@ -314,6 +324,38 @@ static void add_log_rows(struct wl_result *res, const struct runlog *log)
 	}
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* `activations`: the mode in effect (auto resolved); `activation`: spares, how many
+ * started, blocks no spare was free for, latency from the block to a spare serving the
+ * worker (BPF timestamps in bpf mode), per worker how often it was taken over. */
+static void add_activations_json(struct json *run, bool runtime, int workers)
+{
+	struct th_activation_stats st;
+	th_activation_stats(&st);
+	json_set_str(run, "activations", runtime ? th_activations_name(st.mode) : "off");
+	struct json *a = json_obj(), *per = json_arr();
+	json_set_num(a, "spares", st.spares);
+	json_set_num(a, "count", (double)st.activations);
+	json_set_num(a, "missed", (double)st.missed);
+	uint64_t *lat = st.nlatency ? malloc(st.nlatency * sizeof(*lat)) : NULL;
+	if (lat) {
+		memcpy(lat, st.latency_ns, st.nlatency * sizeof(*lat));
+		qsort(lat, st.nlatency, sizeof(*lat), cmp_u64);
+	}
+	json_set(a, "latency_us_median", num_or_null(lat, lat ? (double)lat[st.nlatency / 2] / 1e3 : 0));
+	json_set(a, "latency_us_p99", num_or_null(lat, lat ? (double)lat[st.nlatency * 99 / 100] / 1e3 : 0));
+	free(lat);
+	for (int w = 0; runtime && w < workers; w++)
+		json_push(per, json_num((double)th_worker_activations(w)));
+	json_set(a, "per_worker", per);
+	json_set(run, "activation", a);
+}
+
 static struct json *build_run(const struct cli_run *o, const struct wl_result *res, int workers,
 			      const int *tids, const struct runlog *log, struct th_record *rec,
 			      double wall, bool runtime, int argc, char **argv)
@@ -336,6 +378,7 @@ static struct json *build_run(const struct cli_run *o, const struct wl_result *r
 	/* runs past the run log's capacity: the per-task kernel figures miss them */
 	json_set_num(bpf, "dropped_runs", (double)log->dropped);
 	json_set(run, "bpf", bpf);
+	add_activations_json(run, runtime, workers);
 	json_set_num(run, "wall_s", wall);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
@@ -382,6 +425,7 @@ struct json *cli_execute(const struct cli_run *o, int argc, char **argv, int *rc
 	}
 	struct th_config cfg = o->cfg;
 	cfg.run_log_cap = 1 << 16;
+	th_set_activation_backend(&rec_act_backend);
 	if (runtime && th_runtime_start(&cfg) != 0) {
 		*rc = cli_fail("run", "cannot start the runtime: %s", th_last_error());
 		return NULL;

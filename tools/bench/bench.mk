@@ -59,3 +59,7 @@ bench:: $(THB)/preempt_cost $(TASKHOP)
 	@$(PREEMPT_DARTS) --policies fcfs --out $(B)/bench/darts-fcfs >/dev/null
 	@python3 tools/bench/makespan_ratio.py fcfs $(B)/bench/darts-preempt/report.json \
 		$(B)/bench/darts-fcfs/report.json
+
+# activations: compute slowdown with blockers per policy and mode, activation latency
+bench:: $(TASKHOP)
+	@bash tools/bench/activations.sh $(TASKHOP)

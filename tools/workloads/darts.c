@@ -1,8 +1,12 @@
 /* darts.c — the article's task-migration experiment: 20 tasks of n=1e7 and one of n=1e9, each
  * 10 cycles of { yield; mean of n/10 task-RNG draws }, placed like `@tspawnat rand(1:W)`. */
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "report/report.h"
 #include "workload.h"
@@ -11,6 +15,9 @@ struct darts_params {
 	double small, large;  /* draws per task: 10 cycles of n/10 */
 	int count;            /* tasks of size `small`; one task of size `large` follows */
 	bool large_first;     /* spawn the large task first instead of last */
+	int blockers;         /* tasks labelled "blocker": 10 blocking calls of block_ms each */
+	double block_ms;
+	bool block_read;      /* read from a pipe fed every block_ms (else nanosleep) */
 };
 
 /* Index of the large task in spawn order. */
@@ -32,6 +39,34 @@ static void darts_defaults(void *p)
 	d->small = 1e7;
 	d->large = 1e9;
 	d->count = 20;
+	d->block_ms = 50;
+}
+
+/* --blockers K, --block-ms M, --block-kind sleep|read */
+static int blocker_parse(struct darts_params *d, const char *opt, const char *val, char *err,
+			 size_t errlen)
+{
+	double x;
+	if (strcmp(opt, "--block-kind") == 0) {
+		if (strcmp(val, "sleep") && strcmp(val, "read")) {
+			snprintf(err, errlen, "--block-kind must be sleep or read, not '%s'", val);
+			return -1;
+		}
+		d->block_read = strcmp(val, "read") == 0;
+	} else if (strcmp(opt, "--blockers") == 0) {
+		if (wl_parse_count(val, 0, &x) || x > 1000) {
+			snprintf(err, errlen, "--blockers must be a whole number in [0, 1000], not '%s'", val);
+			return -1;
+		}
+		d->blockers = (int)x;
+	} else {
+		if (wl_parse_count(val, 1, &x) || x > 10000) {
+			snprintf(err, errlen, "--block-ms must be a whole number in [1, 10000], not '%s'", val);
+			return -1;
+		}
+		d->block_ms = x;
+	}
+	return 1;
 }
 
 static int darts_parse(void *p, int argc, char **argv, int *i, char *err, size_t errlen)
@@ -44,6 +79,14 @@ static int darts_parse(void *p, int argc, char **argv, int *i, char *err, size_t
 	if (strcmp(opt, "--large-first") == 0) {
 		d->large_first = true;
 		return 1;
+	}
+	if (!strcmp(opt, "--blockers") || !strcmp(opt, "--block-ms") || !strcmp(opt, "--block-kind")) {
+		if (*i + 1 >= argc) {
+			snprintf(err, errlen, "%s needs a value", opt);
+			return -1;
+		}
+		++*i;
+		return blocker_parse(d, opt, argv[*i], err, errlen);
 	}
 	if (!dst && !count)
 		return 0;
@@ -89,6 +132,86 @@ static void *darts_task(void *arg)
 		d->work_s += (double)(th_task_cpu_ns() - c0) / 1e9;
 	}
 	return NULL;
+}
+
+/* ---- blockers: tasks that block their worker's thread in the kernel ---------- */
+
+struct blocking {
+	const struct darts_params *p;
+	bool explicit_calls;  /* activations=explicit: say so around each call */
+	int pipe_rd, pipe_wr;
+	pthread_t feeder;
+};
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* A plain thread outside the runtime: one byte per blocker every block_ms, 10 rounds. */
+static void *feeder_main(void *arg)
+{
+	struct blocking *b = arg;
+	char buf[1000] = { 0 };
+	for (int round = 0; round < 10; round++) {
+		sleep_ns((uint64_t)(b->p->block_ms * 1e6));
+		(void)!write(b->pipe_wr, buf, (size_t)b->p->blockers);
+	}
+	return NULL;
+}
+
+static void *blocker_task(void *arg)
+{
+	struct blocking *b = arg;
+	for (int k = 0; k < 10; k++) {
+		th_yield();
+		if (b->explicit_calls)
+			th_blocking_begin();
+		if (b->p->block_read) {
+			char c;
+			while (read(b->pipe_rd, &c, 1) < 0 && errno == EINTR)
+				;
+		} else {
+			sleep_ns((uint64_t)(b->p->block_ms * 1e6));
+		}
+		if (b->explicit_calls)
+			th_blocking_end();
+	}
+	return NULL;
+}
+
+static int blockers_start(struct blocking *b, const struct darts_params *p)
+{
+	struct th_activation_stats st;
+	th_activation_stats(&st);
+	b->p = p;
+	b->explicit_calls = st.mode == TH_ACT_EXPLICIT;
+	b->pipe_rd = b->pipe_wr = -1;
+	if (!p->blockers || !p->block_read)
+		return 0;
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	b->pipe_rd = fds[0];
+	b->pipe_wr = fds[1];
+	if (pthread_create(&b->feeder, NULL, feeder_main, b) != 0) {
+		close(fds[0]);
+		close(fds[1]);
+		b->pipe_rd = b->pipe_wr = -1;
+		return -1;
+	}
+	return 0;
+}
+
+static void blockers_end(struct blocking *b)
+{
+	if (b->pipe_rd < 0)
+		return;
+	pthread_join(b->feeder, NULL);
+	close(b->pipe_rd);
+	close(b->pipe_wr);
 }
 
 static void label_of(double n, char *buf, size_t len)
@@ -138,6 +261,27 @@ static void darts_summary(const struct darts_params *p, const struct dart *d, st
 		 "the %s task's mean: %.7f\n", k, p->small / 10, mean, sd, clt, big_label, big);
 }
 
+static int add_blocker_rows(th_task **bt, int k, struct wl_result *res, char *err, size_t errlen)
+{
+	int rc = 0;
+	for (int i = 0; i < k; i++) {
+		if (!bt[i]) {
+			snprintf(err, errlen, "spawning blocker %d failed: %s", i + 1, th_last_error());
+			rc = -1;
+			continue;
+		}
+		th_wait(bt[i]);
+		struct wl_task *row = wl_add_task(res);
+		if (row) {
+			wl_task_from(row, bt[i], res->t0_ns);
+			snprintf(row->label, sizeof(row->label), "blocker");
+			row->work_s = 0;
+		}
+		th_task_free(bt[i]);
+	}
+	return rc;
+}
+
 static int darts_run(const void *params, const struct wl_env *env, struct wl_result *res,
 		     char *err, size_t errlen)
 {
@@ -155,7 +299,17 @@ static int darts_run(const void *params, const struct wl_env *env, struct wl_res
 	 * under the same --seed (a paired comparison), and independent of the task RNGs. */
 	struct th_rng place;
 	th_rng_seed(&place, env->seed, 0xda27);
+	struct blocking blk;
+	th_task *bt[1000] = { 0 };
+	if (blockers_start(&blk, p) != 0) {
+		free(d);
+		free(t);
+		snprintf(err, errlen, "cannot start the pipe feeder: %s", strerror(errno));
+		return -1;
+	}
 	res->t0_ns = th_now_ns();
+	for (int i = 0; i < p->blockers; i++)
+		bt[i] = th_spawn_at((int)(th_rng_next(&place) % (uint64_t)env->workers), blocker_task, &blk);
 	for (int i = 0; i < n; i++) {
 		d[i].n = i == large_index(p) ? p->large : p->small;
 		int w = (int)(th_rng_next(&place) % (uint64_t)env->workers);
@@ -164,7 +318,9 @@ static int darts_run(const void *params, const struct wl_env *env, struct wl_res
 		struct th_spawn_opts o = { .where = TH_START_AT, .worker = w, .preemptible = env->preempt };
 		t[i] = th_spawn_opts(darts_task, &d[i], &o);
 	}
-	int rc = 0;
+	int rc = add_blocker_rows(bt, p->blockers, res, err, errlen);
+	blockers_end(&blk);
+	double compute_sum = 0;
 	for (int i = 0; i < n; i++) {
 		if (!t[i]) {
 			snprintf(err, errlen, "spawning task %d failed: %s", i + 1, th_last_error());
@@ -180,6 +336,7 @@ static int darts_run(const void *params, const struct wl_env *env, struct wl_res
 			continue;
 		}
 		wl_task_from(row, t[i], res->t0_ns);
+		compute_sum += row->completion_s;
 		th_task_free(t[i]);
 		label_of(d[i].n, row->label, sizeof(row->label));
 		row->n = d[i].n;
@@ -187,8 +344,12 @@ static int darts_run(const void *params, const struct wl_env *env, struct wl_res
 		row->extra = json_obj();
 		json_set(row->extra, "means", means_json(d[i].means));
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		darts_summary(p, d, res);
+		/* the darts tasks only: what blockers cost the compute tasks */
+		json_set_num(res->extra, "compute_mean_completion_s", compute_sum / n);
+		json_set_num(res->extra, "blockers", p->blockers);
+	}
 	free(d);
 	free(t);
 	return rc;
@@ -297,7 +458,11 @@ const struct th_workload th_workload_darts = {
 	.options_help = "  --small N    draws of each small task (multiple of 10, default 1e7)\n"
 			"  --large N    draws of the one large task (default 1e9)\n"
 			"  --count K    number of small tasks (default 20)\n"
-			"  --large-first  spawn the large task first (the article spawns it last)\n",
+			"  --large-first  spawn the large task first (the article spawns it last)\n"
+			"  --blockers K   add K tasks labelled blocker, each making 10 blocking calls\n"
+			"  --block-ms M   length of each blocking call (default 50)\n"
+			"  --block-kind sleep|read  nanosleep, or read from a pipe a plain thread\n"
+			"                 feeds every M ms (default sleep)\n",
 	.example = "taskhop run darts --policy shared --workers 2 --small 1e6 --large 1e8 --no-bpf",
 	.params_size = sizeof(struct darts_params),
 	.defaults = darts_defaults,

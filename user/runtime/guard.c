@@ -46,15 +46,15 @@ static __thread size_t thread_stack_bytes;
  * stack's size and its worker (-1: a kthread task on its own thread). */
 static bool task_overflowed(const char *addr, struct th_task **task, size_t *bytes, int *worker)
 {
-	struct th_worker *w = th__self_worker();
-	struct th_task *t = w ? w->cur : NULL;
+	/* not th__self_worker(): with activations it changes the thread's state */
+	struct th_task *t = th__current_task();
 	if (t && t->stack.map && addr >= (char *)t->stack.map && addr < (char *)t->stack.lo) {
 		*task = t;
 		*bytes = (size_t)((char *)t->stack.hi - (char *)t->stack.lo);
-		*worker = w->index;
+		*worker = t->last_worker;
 		return true;
 	}
-	t = w ? NULL : th_self_task();
+	t = th__self_thread() ? NULL : th_self_task();
 	if (t && addr >= thread_guard_lo && addr < thread_guard_hi) {
 		*task = t;
 		*bytes = thread_stack_bytes;
@@ -141,15 +141,15 @@ static void altstack_off(void *mem)
 	free(mem);
 }
 
-void th__guard_install_thread(struct th_worker *w)
+void th__guard_install_thread(void **altstack)
 {
-	w->altstack = altstack_on();
+	*altstack = altstack_on();
 }
 
-void th__guard_remove_thread(struct th_worker *w)
+void th__guard_remove_thread(void **altstack)
 {
-	altstack_off(w->altstack);
-	w->altstack = NULL;
+	altstack_off(*altstack);
+	*altstack = NULL;
 }
 
 void *th__guard_enter_task_thread(size_t stack_bytes)

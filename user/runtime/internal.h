@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "taskhop.h"
+#include "taskhop_abi.h"
 #include "context.h"
 #include "tscclock.h"
 
@@ -51,17 +52,50 @@ struct th_task {
 	bool preemptible;          /* th_spawn_opts: preempt.c may interrupt it */
 	uint64_t preempted;        /* times it was */
 	int64_t cpu_skew_ns;       /* th_task_cpu_ns: thread CPU clocks left at preemptions */
+	uint64_t activations;      /* spare threads started while it blocked */
 };
 
 struct th_runtime;
 
+/* Go's P/M split. A worker (P) is its index, queues (policy_data), RNG,
+ * caches and run log: what policies see. A thread (M, struct th_os_thread)
+ * is what runs a worker's loop and its tasks. Normally thread i serves
+ * worker i for the whole run; with activations on, a spare thread takes a
+ * worker over while the thread that served it is blocked in the kernel
+ * inside a task (activation.c). Owner-only operations on a worker (its
+ * deque, caches, log) are done by whichever thread serves it now. */
 struct th_worker {
 	int index;
-	int tid;
+	int tid;                   /* kernel tid of the thread serving it (last known) */
 	int cpu;                   /* pinned CPU or -1 */
+	struct th_runtime *rt;
+	struct th_tscclock clock;  /* task timestamps when the run log is off */
+	struct th_rng rng;         /* for the policy's random choices */
+	void *policy_data;         /* per-worker policy state */
+	uint32_t fair_tick;        /* pops since the last fair turn (th_fair_turn) */
+	struct th_stack_cache *stacks;
+	_Atomic uint32_t park_word; /* futex: 1 = told to wake */
+	_Atomic int parked;
+	/* run log */
+	struct th_run_record *log;
+	size_t log_n;
+	uint64_t log_dropped;
+	uint64_t steals;           /* tasks this worker took from others (policies count) */
+	uint64_t activations;      /* times a spare thread took it over */
+	struct th_task *free_tasks; /* freed task structs kept for reuse (task.c) */
+	int nfree_tasks;
+} __attribute__((aligned(64)));
+
+/* A thread that runs workers (Go's M). */
+struct th_os_thread {
+	int index;                 /* i < nworkers: started serving worker i; then spares */
+	int tid;
 	pthread_t thread;
 	struct th_runtime *rt;
-	struct th_ctx sched_ctx;   /* the worker's own stack: the scheduler loop */
+	struct th_worker *p;       /* the worker it serves, NULL: a parked spare */
+	bool act;                  /* activations on: keep *state up to date */
+	bool lost;                 /* its worker was taken while it was blocked */
+	struct th_ctx sched_ctx;   /* the thread's own stack: the scheduler loop */
 	struct th_task *cur;       /* task running now, or NULL */
 	/* What the last switch left for the next one to run here to finish
 	 * (worker.c, finish_switch): requeue prev (a yield), release prev_lock
@@ -71,27 +105,21 @@ struct th_worker {
 	_Atomic int *prev_lock;
 	struct th_stack dead_stack;
 	uint64_t run_start_ns;     /* run log: when cur's run began */
-	struct th_tscclock clock;  /* task timestamps when the run log is off */
-	struct th_rng rng;         /* for the policy's random choices */
-	void *policy_data;         /* per-worker policy state */
-	uint32_t fair_tick;        /* pops since the last fair turn (th_fair_turn) */
-	struct th_stack_cache *stacks;
-	_Atomic uint32_t park_word; /* futex: 1 = told to wake */
-	_Atomic int parked;
 	uint64_t switch_seq;
-	/* run log */
-	struct th_run_record *log;
-	size_t log_n;
-	uint64_t log_dropped;
 	/* published slot for the recorder (NULL when off) */
-	volatile uint64_t *slot;
-	void *tsan_fiber;          /* the worker's own fiber under TSan */
-	const void *stack_bottom;  /* the worker thread's own stack, for ASan */
+	struct th_slot *slot;
+	/* activations: the state word the kernel side reads (enum th_slot_state),
+	 * in the activation map's line of this thread or in own_line */
+	struct th_slot *act_slot;
+	_Atomic uint32_t spare_word; /* futex of a parked spare: 1 = a worker was handed over */
+	uint64_t handoff_ns;       /* when the block that handed it a worker began */
+	void *tsan_fiber;          /* the thread's own fiber under TSan */
+	const void *stack_bottom;  /* the thread's own stack, for ASan */
 	size_t stack_size;
 	void *altstack;            /* sigaltstack for the stack-overflow report */
-	uint64_t steals;           /* tasks this worker took from others (policies count) */
-	struct th_task *free_tasks; /* freed task structs kept for reuse (task.c) */
-	int nfree_tasks;
+	struct th_slot_line own_line; /* act_slot when no activation map is published */
+	/* preemption is per thread: the timer signals a tid, and the run it
+	 * watches is the one this thread runs */
 	uint64_t run_seq;          /* bumped as each run begins: preempt.c's clock */
 	struct th_preempt_worker *preempt; /* its timer (preempt.c), NULL when off */
 } __attribute__((aligned(64)));
@@ -123,6 +151,8 @@ struct th_policy {
 struct th_runtime {
 	int nworkers;
 	struct th_worker *workers;
+	int nthreads;               /* nworkers + spares */
+	struct th_os_thread *threads;
 	const struct th_policy *policy;
 	void *policy_data;          /* global policy state */
 	struct th_config cfg;
@@ -136,7 +166,37 @@ struct th_runtime {
 	_Atomic uint32_t rr_next;   /* round-robin placement */
 	struct th_rng place_rng;    /* seeded random placement (under place_lock) */
 	_Atomic int place_lock;
+	/* activations (activation.c) */
+	int act_mode;               /* enum th_activations in effect */
+	int nspares;
+	const struct th_activation_backend *act_backend; /* opened, or NULL */
+	_Atomic int spare_lock;     /* guards the fields below */
+	int nidle;
+	int *idle;                  /* indices of parked spare threads */
+	uint64_t act_count, act_missed;
+	size_t act_nlat;
+	uint64_t *act_lat;
 };
+
+/* activation.c, for runtime.c and worker.c */
+int th__act_configure(struct th_runtime *rt);  /* before the threads exist */
+int th__act_start(struct th_runtime *rt);      /* after they run */
+void th__act_stop(struct th_runtime *rt);      /* stopping: close, wake spares */
+void th__act_free(struct th_runtime *rt);
+bool th__act_enter_runtime(struct th_os_thread *m); /* false: its worker was taken */
+bool th__act_wait_for_worker(struct th_runtime *rt, struct th_os_thread *m);
+void th__act_retire(struct th_runtime *rt, struct th_os_thread *m);
+int th__act_init_threads(struct th_runtime *rt); /* threads allocated, not running */
+bool th__act_take_over(struct th_runtime *rt, struct th_os_thread *m, uint64_t blocked_ns);
+/* worker.c */
+struct th_os_thread *th__self_thread(void);    /* NULL outside the runtime's threads */
+/* m's worker was taken while m blocked in its task: requeue the task as a
+ * wake from no worker and go to m's own loop (returns when the task resumes). */
+void th__lost_yield(struct th_os_thread *m);
+static inline void th__act_set(struct th_os_thread *m, uint32_t state)
+{
+	__atomic_store_n(&m->act_slot->state, state, __ATOMIC_RELEASE);
+}
 
 extern struct th_runtime *th__rt;
 
@@ -144,7 +204,13 @@ extern struct th_runtime *th__rt;
 void th__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int th__place(struct th_runtime *rt);           /* a worker per cfg.placement */
 uint64_t th__worker_rand(struct th_worker *w);  /* the worker's own RNG */
-struct th_worker *th__self_worker(void);        /* NULL outside a worker */
+/* The worker the calling thread serves: NULL outside a worker, and NULL in a
+ * thread whose worker was taken over while it was blocked (activations). */
+struct th_worker *th__self_worker(void);
+/* The task the calling thread runs (NULL in a scheduler loop or outside). */
+struct th_task *th__current_task(void);
+/* Appends a run of t to w's run log (if it keeps one). */
+void th__log_run(struct th_worker *w, const struct th_task *t, uint64_t start, uint64_t end, int why);
 
 /* For policies that run tasks outside the workers (kthread): the thread that
  * runs t calls th__set_thread_task(t) first (th_self_task, th_rand_* then see

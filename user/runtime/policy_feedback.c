@@ -105,12 +105,14 @@ static uint64_t key_of(const struct feedback *f, const struct th_task *t)
  * when there was no task and it was not read. */
 static uint64_t charge(struct feedback *f, struct th_worker *w)
 {
-	if (!w->cur)
+	/* the calling thread serves w: its task is w's */
+	struct th_task *cur = th__current_task();
+	if (!cur)
 		return 0;
 	struct fb_worker *fw = &f->workers[w->index];
 	uint64_t now = th__thread_cpu_ns();
 	if (now > fw->since)
-		w->cur->policy_ptr = (void *)(uintptr_t)(attained(w->cur) + (now - fw->since));
+		cur->policy_ptr = (void *)(uintptr_t)(attained(cur) + (now - fw->since));
 	fw->since = now;
 	return now;
 }

@@ -17,7 +17,7 @@
  * preempt_amd64.s), with a timer per worker instead of sysmon:
  *
  * Each worker thread has a CLOCK_MONOTONIC timer that sends it SIGURG every
- * quantum Q. The runtime bumps w->run_seq whenever a run begins (a switch,
+ * quantum Q. The runtime bumps m->run_seq whenever a run begins (a switch,
  * or a yield the policy let go on). A tick that finds the same run_seq as
  * the tick before knows the task has run at least Q without giving the
  * policy a say: it then preempts it, if the thread is in the own code of a
@@ -134,14 +134,14 @@ static uintptr_t stack_room(void)
 	return 128 + 8 + 256 + th__xsave_size + 16384;
 }
 
-static bool preempt_here(struct th_worker *w, ucontext_t *uc)
+static bool preempt_here(struct th_os_thread *m, ucontext_t *uc)
 {
-	struct th_task *t = w->cur;
+	struct th_task *t = m->cur;
 	greg_t *g = uc->uc_mcontext.gregs;
 	uintptr_t sp = (uintptr_t)g[REG_RSP];
 	if (!t || sp > (uintptr_t)t->stack.hi || sp < (uintptr_t)t->stack.lo + stack_room())
 		return false; /* on another stack (a signal stack), or too little room */
-	if (uc->uc_sigmask.__val[0] != w->preempt->usual_mask)
+	if (uc->uc_sigmask.__val[0] != m->preempt->usual_mask)
 		return false; /* another handler is running on the task's stack */
 	sp -= 128 + 8;
 	*(uint64_t *)sp = (uint64_t)g[REG_RIP];
@@ -156,11 +156,11 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 		forward(sig, si, uc);
 		return;
 	}
-	struct th_worker *w = th__self_worker();
-	struct th_preempt_worker *p = w ? w->preempt : NULL;
+	struct th_os_thread *m = th__self_thread();
+	struct th_preempt_worker *p = m ? m->preempt : NULL;
 	if (!p)
 		return;
-	uint64_t seq = w->run_seq;
+	uint64_t seq = m->run_seq;
 	if (seq != p->seen_seq) { /* a run began since the last tick */
 		p->seen_seq = seq;
 		return;
@@ -168,11 +168,11 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	/* the trampoline runs with the flag off: a tick during it does nothing.
 	 * The next run, which begins right after, is the one the next tick
 	 * should find: it will have run a whole quantum. */
-	if (th__preempt_on && preempt_here(w, uc)) {
+	if (th__preempt_on && preempt_here(m, uc)) {
 		th__preempt_on = false;
 		th__preempt_pending = 0;
 		p->seen_seq = seq + 1;
-	} else if (!th__preempt_on && w->cur && w->cur->preemptible) {
+	} else if (!th__preempt_on && m->cur && m->cur->preemptible) {
 		th__preempt_pending = seq + 1; /* in the runtime: at its exit */
 	}
 }
@@ -234,10 +234,10 @@ void th__preempt_yield(void)
 /* th__nopreempt_end found a pending preemption: still the overdue run? */
 void th__preempt_at_exit(void)
 {
-	struct th_worker *w = th__self_worker();
+	struct th_os_thread *m = th__self_thread();
 	uint64_t pending = th__preempt_pending;
 	th__preempt_pending = 0;
-	if (!w || !w->cur || pending != w->run_seq + 1)
+	if (!m || !m->cur || pending != m->run_seq + 1)
 		return; /* the task has yielded or moved since */
 	th__preempt_on = false;
 	th__preempt_yield();
@@ -260,10 +260,10 @@ int th__preempt_check(const struct th_config *cfg)
 	return install_handler();
 }
 
-void th__preempt_thread_start(struct th_worker *w)
+void th__preempt_thread_start(struct th_os_thread *m)
 {
-	uint64_t q = w->rt->cfg.preempt_ns;
-	if (!q || w->rt->policy->start_task) /* kthread: the kernel preempts its threads */
+	uint64_t q = m->rt->cfg.preempt_ns;
+	if (!q || m->rt->policy->start_task) /* kthread: the kernel preempts its threads */
 		return;
 	struct th_preempt_worker *p = calloc(1, sizeof(*p));
 	if (!p)
@@ -282,7 +282,7 @@ void th__preempt_thread_start(struct th_worker *w)
 	p->period.it_interval.tv_sec = (time_t)(q / 1000000000u);
 	p->period.it_interval.tv_nsec = (long)(q % 1000000000u);
 	p->period.it_value = p->period.it_interval;
-	w->preempt = p;
+	m->preempt = p;
 	timer_settime(p->timer, 0, &p->period, NULL);
 	return;
 fail:
@@ -293,20 +293,20 @@ fail:
 	(void)!write(2, msg, sizeof(msg) - 1);
 }
 
-void th__preempt_thread_stop(struct th_worker *w)
+void th__preempt_thread_stop(struct th_os_thread *m)
 {
-	struct th_preempt_worker *p = w->preempt;
+	struct th_preempt_worker *p = m->preempt;
 	if (!p)
 		return;
-	w->preempt = NULL; /* a tick already on its way finds nothing to do */
+	m->preempt = NULL; /* a tick already on its way finds nothing to do */
 	timer_delete(p->timer);
 	free(p);
 }
 
-void th__preempt_idle(struct th_worker *w, bool idle)
+void th__preempt_idle(struct th_os_thread *m, bool idle)
 {
 	static const struct itimerspec off;
-	struct th_preempt_worker *p = w->preempt;
+	struct th_preempt_worker *p = m->preempt;
 	if (p)
 		timer_settime(p->timer, 0, idle ? &off : &p->period, NULL);
 }

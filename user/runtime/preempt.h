@@ -82,9 +82,9 @@ uint64_t th__thread_cpu_ns(void);
 int th__preempt_check(const struct th_config *cfg);
 /* The worker's timer: created and deleted by the worker thread itself,
  * stopped while it sleeps. No-ops when cfg.preempt_ns is 0. */
-void th__preempt_thread_start(struct th_worker *w);
-void th__preempt_thread_stop(struct th_worker *w);
-void th__preempt_idle(struct th_worker *w, bool idle);
+void th__preempt_thread_start(struct th_os_thread *m);
+void th__preempt_thread_stop(struct th_os_thread *m);
+void th__preempt_idle(struct th_os_thread *m, bool idle);
 /* worker.c: yields the current task on its own behalf (the trampoline). */
 void th__yield_preempted(void);
 

@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "preempt.h"
+#include "taskhop_abi.h"
 #include "stackcache.h"
 #include "waitq.h"
 
@@ -120,6 +121,23 @@ static void assign_cpus(struct th_runtime *rt)
 		rt->workers[i].cpu = (rt->cfg.pin && n > 0) ? cpus[i % n] : -1;
 }
 
+/* Thread i < nworkers starts serving worker i; the others are spares. */
+static int init_threads(struct th_runtime *rt)
+{
+	rt->threads = aligned_alloc(64, sizeof(struct th_os_thread) * (size_t)rt->nthreads);
+	if (!rt->threads)
+		return -1;
+	memset(rt->threads, 0, sizeof(struct th_os_thread) * (size_t)rt->nthreads);
+	for (int i = 0; i < rt->nthreads; i++) {
+		struct th_os_thread *m = &rt->threads[i];
+		m->index = i;
+		m->rt = rt;
+		m->p = i < rt->nworkers ? &rt->workers[i] : NULL;
+		m->act_slot = &m->own_line.s;
+	}
+	return th__act_init_threads(rt);
+}
+
 static int init_workers(struct th_runtime *rt)
 {
 	rt->workers = aligned_alloc(64, sizeof(struct th_worker) * (size_t)rt->nworkers);
@@ -142,11 +160,12 @@ static int init_workers(struct th_runtime *rt)
 		}
 	}
 	assign_cpus(rt);
-	return 0;
+	return init_threads(rt);
 }
 
 static void free_workers(struct th_runtime *rt)
 {
+	th__act_free(rt);
 	if (!rt->workers)
 		return;
 	for (int i = 0; i < rt->nworkers; i++) {
@@ -156,41 +175,60 @@ static void free_workers(struct th_runtime *rt)
 	}
 	free(rt->workers);
 	rt->workers = NULL;
+	free(rt->threads);
+	rt->threads = NULL;
 }
 
-void *th__worker_main(void *arg);          /* worker.c */
+void *th__thread_main(void *arg);          /* worker.c */
 void th__wake_all_workers(struct th_runtime *rt);
 void th__guard_install_process(void);     /* guard.c */
 const struct th_policy *th__policy_resolve(const char *name); /* policy.c */
 
 static int start_threads(struct th_runtime *rt)
 {
-	for (int i = 0; i < rt->nworkers; i++) {
-		struct th_worker *w = &rt->workers[i];
+	for (int i = 0; i < rt->nthreads; i++) {
+		struct th_os_thread *m = &rt->threads[i];
 		pthread_attr_t attr;
 		pthread_attr_init(&attr);
-		if (w->cpu >= 0) {
+		if (m->p && m->p->cpu >= 0) {
 			cpu_set_t set;
 			CPU_ZERO(&set);
-			CPU_SET(w->cpu, &set);
+			CPU_SET(m->p->cpu, &set);
 			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 		}
-		int err = pthread_create(&w->thread, &attr, th__worker_main, w);
+		int err = pthread_create(&m->thread, &attr, th__thread_main, m);
 		pthread_attr_destroy(&attr);
 		if (err) {
-			th__set_error("cannot start worker %d: %s", i, strerror(err));
+			th__set_error("cannot start worker thread %d: %s", i, strerror(err));
 			atomic_store(&rt->stopping, true);
 			th__wake_all_workers(rt);
 			for (int j = 0; j < i; j++)
-				pthread_join(rt->workers[j].thread, NULL);
+				pthread_join(rt->threads[j].thread, NULL);
 			return -1;
 		}
 	}
-	/* th_worker_tid must be valid on return: wait for each worker's tid */
+	/* th_worker_tid must be valid on return: wait for each thread's tid */
+	for (int i = 0; i < rt->nthreads; i++)
+		while (!__atomic_load_n(&rt->threads[i].tid, __ATOMIC_ACQUIRE))
+			sched_yield();
 	for (int i = 0; i < rt->nworkers; i++)
 		while (!__atomic_load_n(&rt->workers[i].tid, __ATOMIC_ACQUIRE))
 			sched_yield();
 	return 0;
+}
+
+/* Stops every thread (no task is live) and frees the runtime. */
+static void join_threads(struct th_runtime *rt)
+{
+	atomic_store(&rt->stopping, true);
+	th__act_stop(rt);
+	th__wake_all_workers(rt);
+	for (int i = 0; i < rt->nthreads; i++)
+		pthread_join(rt->threads[i].thread, NULL);
+	if (rt->policy->fini)
+		rt->policy->fini(rt);
+	free_workers(rt);
+	th__rt = NULL;
 }
 
 int th_runtime_start(const struct th_config *cfg_in)
@@ -234,9 +272,13 @@ int th_runtime_start(const struct th_config *cfg_in)
 	atomic_init(&rt->next_id, 1);
 	th_rng_seed(&rt->place_rng, cfg.seed, UINT64_MAX);
 	th__tscclock_calibrate();
+	if (th__act_configure(rt) != 0)
+		return -1;
+	last_error[0] = 0;
 	if (init_workers(rt) != 0) {
 		free_workers(rt);
-		th__set_error("out of memory starting %d workers", n);
+		if (!*last_error)
+			th__set_error("out of memory starting %d workers", n);
 		return -1;
 	}
 	if (pol->init && pol->init(rt) != 0) {
@@ -250,6 +292,10 @@ int th_runtime_start(const struct th_config *cfg_in)
 			pol->fini(rt);
 		free_workers(rt);
 		th__rt = NULL;
+		return -1;
+	}
+	if (th__act_start(rt) != 0) {
+		join_threads(rt);
 		return -1;
 	}
 	return 0;
@@ -276,14 +322,7 @@ void th_runtime_stop(void)
 			break;
 		th_futex_wait(&rt->quiet_word, seen);
 	}
-	atomic_store(&rt->stopping, true);
-	th__wake_all_workers(rt);
-	for (int i = 0; i < rt->nworkers; i++)
-		pthread_join(rt->workers[i].thread, NULL);
-	if (rt->policy->fini)
-		rt->policy->fini(rt);
-	free_workers(rt);
-	th__rt = NULL;
+	join_threads(rt);
 }
 
 int th_nworkers(void)
@@ -340,9 +379,11 @@ void th_run_log_clear(void)
 	}
 }
 
+/* One slot per thread: thread i < nworkers starts serving worker i, so the
+ * recorder's "slot i is worker i" holds until a spare takes a worker over. */
 void th_publish_slots(void *base, size_t stride)
 {
 	struct th_runtime *rt = th__rt;
-	for (int i = 0; rt && i < rt->nworkers; i++)
-		rt->workers[i].slot = base ? (volatile uint64_t *)((char *)base + (size_t)i * stride) : NULL;
+	for (int i = 0; rt && i < rt->nthreads; i++)
+		rt->threads[i].slot = base ? (struct th_slot *)((char *)base + (size_t)i * stride) : NULL;
 }

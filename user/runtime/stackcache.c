@@ -52,7 +52,7 @@ int th_stack_get(struct th_stack_cache *c, struct th_stack *st, size_t size)
 
 void th_stack_put(struct th_stack_cache *c, struct th_stack *st)
 {
-	if (c->n < CACHE_MAX)
+	if (c && c->n < CACHE_MAX)
 		c->stacks[c->n++] = *st;
 	else
 		drop(st);

@@ -13,7 +13,8 @@ struct th_stack_cache *th_stack_cache_new(void);
 void th_stack_cache_free(struct th_stack_cache *c);
 /* A stack of `size` usable bytes with a guard below: cached or newly mapped. */
 int th_stack_get(struct th_stack_cache *c, struct th_stack *st, size_t size);
-/* Gives a dead task's stack back (kept if there is room, else unmapped). */
+/* Gives a dead task's stack back (kept if there is room, else unmapped;
+ * c NULL: unmapped). */
 void th_stack_put(struct th_stack_cache *c, struct th_stack *st);
 
 #endif

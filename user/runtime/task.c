@@ -25,9 +25,9 @@ void th__set_thread_task(struct th_task *t)
 __attribute__((noinline)) th_task *th_self_task(void)
 {
 	if (!TH_PREEMPT_FLAG) { /* TSan: see preempt.h */
-		struct th_worker *w = th__self_worker();
-		if (w && w->cur)
-			return w->cur;
+		struct th_task *t = th__current_task();
+		if (t)
+			return t;
 	}
 	return th__thread_task;
 }
@@ -342,4 +342,5 @@ void th_task_stats(const th_task *t, struct th_task_stats *o)
 	o->done_ns = t->done_ns;
 	o->kernel_tid = t->kernel_tid;
 	o->preempted = t->preempted;
+	o->activations = t->activations;
 }

@@ -40,6 +40,8 @@ struct th_config {
 	 * and yielded on its behalf (x86-64 only; README: what such a task must
 	 * not do). 0: no preemption, no timers. At least 10 us. */
 	uint64_t preempt_ns;
+	int activations;        /* enum th_activations; 0 = off */
+	int max_spares;         /* spare threads for activations; 0 = as many as workers */
 };
 
 /* Defaults: all online CPUs, "shared", unpinned, 256 KiB stacks, seed 1,
@@ -127,6 +129,7 @@ struct th_task_stats {
 						   * with the run log on, else 0 */
 	uint64_t kernel_tid; /* kthread policy: the task's own thread; else 0 */
 	uint64_t preempted;  /* times the runtime preempted it (cfg.preempt_ns) */
+	uint64_t activations; /* spare threads started while it was blocked */
 };
 void th_task_stats(const th_task *t, struct th_task_stats *out);
 
@@ -259,6 +262,62 @@ void th_run_log_clear(void);
  * layout: u64 task_id, u64 seq). NULL turns publishing off. Call while no
  * task runs. */
 void th_publish_slots(void *base, size_t stride);
+
+/* ---- activations: a worker blocked in the kernel is handed to a spare ---- */
+
+/* When a task blocks in the kernel (a read, a sleep, a page fault), its
+ * worker's thread leaves the CPU and the tasks queued on that worker wait.
+ * With activations on, a parked spare thread takes the worker over (its
+ * queues, its index) until the blocked thread comes back, which then requeues
+ * its task and parks as a spare: the threads running tasks stay at the worker
+ * count. BPF: the kernel tells the runtime (needs root, see user/record);
+ * explicit: th_blocking_begin/end around the blocking call, no privileges. */
+enum th_activations {
+	TH_ACT_OFF = 0,
+	TH_ACT_BPF = 1,      /* the kernel side sees every block (th_set_activation_backend) */
+	TH_ACT_EXPLICIT = 2, /* only th_blocking_begin/end */
+	TH_ACT_AUTO = 3,     /* bpf when its backend loads, else explicit */
+};
+const char *th_activations_name(int mode);          /* "off", "bpf", ... */
+int th_parse_activations(const char *text, int *mode); /* 0 ok, -1 bad text */
+
+/* Go's entersyscall/exitsyscall, Tokio's block_in_place: around a call that may
+ * block the thread. With activations on, begin hands the worker to a spare at
+ * once; end takes it back if the spare has not, else the task is requeued and
+ * resumes on a worker. No-ops with activations off and outside a task. */
+void th_blocking_begin(void);
+void th_blocking_end(void);
+
+/* What th_runtime_start needs from a kernel-side backend (user/record's
+ * rec_act_backend). open: before the threads start, the `nthreads` slot
+ * lines (stride TH_SLOT_STRIDE) the kernel side reads, or NULL with err set.
+ * start: the threads run (th_thread_tid valid); begin watching, 0 or -1.
+ * close: stop watching (runtime stop, or a failed start). */
+struct th_activation_backend {
+	void *(*open)(int nthreads, char *err, size_t errlen);
+	int (*start)(char *err, size_t errlen);
+	void (*close)(void);
+};
+void th_set_activation_backend(const struct th_activation_backend *b);
+/* The backend's monitor: thread `thread` blocked in a task at blocked_ns
+ * (CLOCK_MONOTONIC). Hands its worker to a spare if it is still blocked
+ * and a spare is free; returns 1 when it did. */
+int th_activate_thread(int thread, uint64_t blocked_ns);
+
+int th_nthreads(void);         /* threads of the running runtime, spares included */
+int th_thread_tid(int thread); /* kernel tid of thread i, -1 if none */
+
+struct th_activation_stats {
+	int mode;                  /* enum th_activations in effect (auto resolved) */
+	int spares;                /* spare threads */
+	uint64_t activations;      /* spares started */
+	uint64_t missed;           /* blocks seen while no spare was free */
+	size_t nlatency;           /* samples in latency_ns (the first ones kept) */
+	const uint64_t *latency_ns; /* block seen -> the spare serving the worker */
+};
+/* Valid until th_runtime_stop; read while no task runs. */
+void th_activation_stats(struct th_activation_stats *out);
+uint64_t th_worker_activations(int worker);
 
 #pragma GCC visibility pop
 

@@ -69,8 +69,7 @@ static void wait_as_thread(struct th_waiter *w)
 
 void th_block(_Atomic int *lock, void **list)
 {
-	struct th_worker *self = th__self_worker();
-	struct th_waiter w = { .next = NULL, .task = self ? self->cur : NULL };
+	struct th_waiter w = { .next = NULL, .task = th__current_task() };
 	atomic_init(&w.futex, 0);
 	append(list, &w);
 	if (w.task) {

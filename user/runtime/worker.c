@@ -12,24 +12,47 @@
 
 #include "internal.h"
 #include "preempt.h"
+#include "taskhop_abi.h"
 #include "probes.h"
 #include "sanitizer.h"
 #include "stackcache.h"
 #include "waitq.h"
 
-static __thread struct th_worker *tls_worker __attribute__((tls_model("initial-exec")));
+static __thread struct th_os_thread *tls_thread __attribute__((tls_model("initial-exec")));
 
 /* noipa: a task may resume on another thread, so no caller may keep a value
  * derived from this thread's TLS across a switch; an opaque call forces a
  * fresh read each time. */
 #if defined(__clang__)
-__attribute__((noinline, optnone))
+#define TH_OPAQUE __attribute__((noinline, optnone))
 #else
-__attribute__((noinline, noipa))
+#define TH_OPAQUE __attribute__((noinline, noipa))
 #endif
-struct th_worker *th__self_worker(void)
+TH_OPAQUE static struct th_os_thread *self_thread(void)
 {
-	return tls_worker;
+	return tls_thread;
+}
+
+struct th_os_thread *th__self_thread(void)
+{
+	return self_thread();
+}
+
+/* With activations off this is one predictable branch more than a TLS read. */
+TH_OPAQUE struct th_worker *th__self_worker(void)
+{
+	struct th_os_thread *m = tls_thread;
+	if (!m)
+		return NULL;
+	if (__builtin_expect(!m->act, 1))
+		return m->p;
+	return th__act_enter_runtime(m) ? m->p : NULL;
+}
+
+struct th_task *th__current_task(void)
+{
+	struct th_os_thread *m = self_thread();
+	return m ? m->cur : NULL;
 }
 
 uint64_t th__worker_rand(struct th_worker *w)
@@ -39,12 +62,13 @@ uint64_t th__worker_rand(struct th_worker *w)
 
 /* ---- switching ------------------------------------------------------------ */
 
-static void publish(struct th_worker *w, uint64_t task_id)
+static void publish(struct th_os_thread *m, uint64_t task_id)
 {
-	if (!w->slot)
+	struct th_slot *s = m->slot;
+	if (!s)
 		return;
-	w->slot[0] = task_id;
-	__atomic_store_n(&w->slot[1], ++w->switch_seq, __ATOMIC_RELEASE);
+	s->task_id = task_id;
+	__atomic_store_n(&s->seq, ++m->switch_seq, __ATOMIC_RELEASE);
 }
 
 /* The run log's clock: one reading per switch serves as the end of one run
@@ -54,7 +78,7 @@ static inline uint64_t log_clock(const struct th_worker *w)
 	return w->log ? th_now_ns() : 0;
 }
 
-static inline void end_run(struct th_worker *w, const struct th_task *t, int why, uint64_t now)
+void th__log_run(struct th_worker *w, const struct th_task *t, uint64_t start, uint64_t end, int why)
 {
 	if (!w->log)
 		return;
@@ -63,9 +87,15 @@ static inline void end_run(struct th_worker *w, const struct th_task *t, int why
 		return;
 	}
 	w->log[w->log_n++] = (struct th_run_record){
-		.task_id = t->id, .start_ns = w->run_start_ns, .end_ns = now,
+		.task_id = t->id, .start_ns = start, .end_ns = end,
 		.worker = (uint32_t)w->index, .why = (uint32_t)why,
 	};
+}
+
+static inline void end_run(struct th_os_thread *m, const struct th_task *t, int why, uint64_t now)
+{
+	if (m->p->log)
+		th__log_run(m->p, t, m->run_start_ns, now, why);
 }
 
 /* A task's own timestamps: the exact clock when the run log is on (its
@@ -94,19 +124,19 @@ void th__task_started(struct th_task *t, int worker)
 	task_started(t, worker, 0);
 }
 
-/* w starts running `to` (NULL: its scheduler loop). */
-static inline void begin_run(struct th_worker *w, struct th_task *to, uint64_t now)
+/* m starts running `to` (NULL: its scheduler loop). */
+static inline void begin_run(struct th_os_thread *m, struct th_task *to, uint64_t now)
 {
-	w->run_start_ns = now;
-	w->cur = to;
+	m->run_start_ns = now;
+	m->cur = to;
 	th__set_running_task(to);
-	w->run_seq++;
+	m->run_seq++;
 	if (to) {
 		/* a first run needs a timestamp even when nobody logs the run */
-		task_started(to, w->index, now || to->runs ? now : task_clock(w));
+		task_started(to, m->p->index, now || to->runs ? now : task_clock(m->p));
 		atomic_store_explicit(&to->state, TH_RUNNING, memory_order_relaxed);
 	}
-	publish(w, to ? to->id : 0);
+	publish(m, to ? to->id : 0);
 }
 
 static void stack_loop(void *arg);
@@ -133,20 +163,32 @@ static void ensure_stack(struct th_worker *w, struct th_task *t)
  * its registers are saved it is still on its stack, so no other worker may
  * get hold of it. Whatever runs next on this worker — another task or the
  * scheduler loop — does that work first thing after the switch. */
-static void finish_switch(struct th_worker *w)
+static void finish_switch(struct th_os_thread *m)
 {
-	struct th_task *p = w->prev;
-	int why = w->prev_why;
-	w->prev = NULL;
-	w->prev_why = -1;
+	struct th_task *p = m->prev;
+	int why = m->prev_why;
+	m->prev = NULL;
+	m->prev_why = -1;
 	if (why == TH_WHY_YIELD || why == TH_WHY_PREEMPT) {
-		th__push_from(w, p, TH_WHY_YIELD);
+		/* a thread that lost its worker requeues as if a plain thread woke it */
+		if (m->lost)
+			th__push_from(NULL, p, TH_WHY_WAKE);
+		else
+			th__push_from(m->p, p, TH_WHY_YIELD);
 	} else if (why == TH_WHY_BLOCK) {
-		th_spin_unlock(w->prev_lock);
+		th_spin_unlock(m->prev_lock);
 	} else if (why == TH_WHY_DONE) {
-		/* the stack of a finished task, parked in stack_loop */
-		th_stack_put(w->stacks, &w->dead_stack);
+		/* the stack of a finished task, parked in stack_loop (unmapped by
+		 * a thread that lost its worker: the cache is the worker's) */
+		th_stack_put(m->lost ? NULL : m->p->stacks, &m->dead_stack);
 	}
+}
+
+/* Back in a task's code: the kernel side may count a block from here on. */
+static inline void enter_task(struct th_os_thread *m)
+{
+	if (__builtin_expect(m->act, 0) && m->cur)
+		th__act_set(m, TH_SLOT_TASK);
 }
 
 /* Saves the current context in *save and resumes `to`, or the scheduler loop
@@ -154,35 +196,73 @@ static void finish_switch(struct th_worker *w)
  * The ASan handle is a local: it belongs to this suspension, not to a task
  * (which may be gone by the time a reused stack resumes here). Inlined: a
  * yield's cost is a dozen nanoseconds, and a call level more is one of them. */
-static inline __attribute__((always_inline)) void switch_away(struct th_worker *w, struct th_ctx *save,
+static inline __attribute__((always_inline)) void switch_away(struct th_os_thread *m, struct th_ctx *save,
 							     struct th_task *to)
 {
 	void *fake = NULL;
 	if (to) {
-		ensure_stack(w, to);
+		ensure_stack(m->p, to);
 		th_san_start_switch(&fake, to->stack.lo, (size_t)((char *)to->stack.hi - (char *)to->stack.lo));
 		th_tsan_switch(to->stack.tsan_fiber);
 		th_ctx_switch(save, &to->ctx);
 	} else {
-		th_san_start_switch(&fake, w->stack_bottom, w->stack_size);
-		th_tsan_switch(w->tsan_fiber);
-		th_ctx_switch(save, &w->sched_ctx);
+		th_san_start_switch(&fake, m->stack_bottom, m->stack_size);
+		th_tsan_switch(m->tsan_fiber);
+		th_ctx_switch(save, &m->sched_ctx);
 	}
 	th_san_finish_switch(fake);
-	finish_switch(th__self_worker());
+	struct th_os_thread *self = self_thread();
+	finish_switch(self);
+	enter_task(self);
 }
 
 /* Task t stops running for `why`; the worker goes straight on to `next`
  * (no stop in the scheduler loop, one context switch instead of two) or, if
  * NULL, to its loop. Returns when t runs again. */
-static void leave_task(struct th_worker *w, struct th_task *t, int why, struct th_task *next)
+static void leave_task(struct th_os_thread *m, struct th_task *t, int why, struct th_task *next)
 {
-	uint64_t now = log_clock(w);
-	end_run(w, t, why, now);
-	w->prev = t;
-	w->prev_why = why;
-	begin_run(w, next, now);
-	switch_away(w, &t->ctx, next);
+	uint64_t now = log_clock(m->p);
+	end_run(m, t, why, now);
+	m->prev = t;
+	m->prev_why = why;
+	begin_run(m, next, now);
+	switch_away(m, &t->ctx, next);
+}
+
+/* ---- a thread whose worker was taken over (activations) -------------------- */
+
+/* m left the CPU inside t and a spare took its worker; m is back at a
+ * scheduling point of t. It never touches the worker again: it leaves t for
+ * its own loop, where finish_switch does `why` without a worker, and the loop
+ * then parks m as a spare (serve_worker, th__act_retire). t's run after the
+ * block is not in any run log (the taker closed it at the block). */
+static void leave_lost_task(struct th_os_thread *m, struct th_task *t, int why)
+{
+	m->lost = true;
+	m->prev = t;
+	m->prev_why = why;
+	m->cur = NULL;
+	publish(m, 0);
+	switch_away(m, &t->ctx, NULL);
+}
+
+void th__lost_yield(struct th_os_thread *m)
+{
+	leave_lost_task(m, m->cur, TH_WHY_YIELD);
+}
+
+static void exit_lost_task(struct th_os_thread *m, struct th_task *t)
+{
+	uint64_t now = th_now_ns();
+	m->dead_stack = t->stack;
+	TH_PROBE_TASK_DONE(t->id, -1);
+	m->lost = true;
+	m->cur = NULL;
+	publish(m, 0);
+	th__task_finish_at(t, t->result, now);
+	m->prev = NULL;
+	m->prev_why = TH_WHY_DONE;
+	switch_away(m, &m->dead_stack.resume, NULL);
 }
 
 /* A task has returned: wake its fetchers, then run the next task on its
@@ -190,26 +270,31 @@ static void leave_task(struct th_worker *w, struct th_task *t, int why, struct t
  * stack is first copied to the worker, and its context saved there. */
 static void exit_task(struct th_task *t)
 {
+	struct th_os_thread *m = self_thread();
 	struct th_worker *w = th__self_worker();
+	if (!w) {
+		exit_lost_task(m, t);
+		return;
+	}
 	struct th_runtime *rt = w->rt;
 	uint64_t now = task_clock(w); /* t's end */
-	end_run(w, t, TH_WHY_DONE, now);
-	w->dead_stack = t->stack;
+	end_run(m, t, TH_WHY_DONE, now);
+	m->dead_stack = t->stack;
 	TH_PROBE_TASK_DONE(t->id, w->index);
 	/* "no task" is published before t's fetchers can see it done */
-	begin_run(w, NULL, now);
+	begin_run(m, NULL, now);
 	th__task_finish_at(t, t->result, now); /* a fetcher it wakes may be next */
 	struct th_task *next = rt->policy->pop(rt, w);
-	w->prev = NULL;
-	w->prev_why = TH_WHY_DONE;
+	m->prev = NULL;
+	m->prev_why = TH_WHY_DONE;
 	/* next's start is read after the pop, not taken from `now`: the kernel
 	 * may have preempted this worker in between, while next still ran
 	 * elsewhere (seen: a run logged from 5 ms before it began, which put a
 	 * task's runs out of order and miscounted its worker hops). Without the
 	 * run log, begin_run reads the clock only for a first run. */
 	if (next)
-		begin_run(w, next, log_clock(w));
-	switch_away(w, &w->dead_stack.resume, next);
+		begin_run(m, next, log_clock(w));
+	switch_away(m, &m->dead_stack.resume, next);
 }
 
 /* The body of every task stack. It never unwinds: when a task ends, its stack
@@ -221,9 +306,11 @@ static void stack_loop(void *arg)
 {
 	(void)arg;
 	th_san_finish_switch(NULL);
-	finish_switch(th__self_worker());
+	struct th_os_thread *self = self_thread();
+	finish_switch(self);
+	enter_task(self);
 	for (;;) {
-		struct th_task *t = th__self_worker()->cur;
+		struct th_task *t = self_thread()->cur;
 		th__preempt_set(t->preemptible); /* from here on, its own code */
 		t->result = t->fn(t->arg);
 		th__preempt_set(false);
@@ -233,10 +320,10 @@ static void stack_loop(void *arg)
 
 /* The scheduler loop's side: runs t until the worker comes back here (t, or
  * tasks it handed over to directly, yielded, blocked or ended). */
-static void run_task(struct th_worker *w, struct th_task *t)
+static void run_task(struct th_os_thread *m, struct th_task *t)
 {
-	begin_run(w, t, log_clock(w));
-	switch_away(w, &w->sched_ctx, t);
+	begin_run(m, t, log_clock(m->p));
+	switch_away(m, &m->sched_ctx, t);
 }
 
 /* Called by a running task, with *lock held: blocks it; the lock is released
@@ -244,13 +331,17 @@ static void run_task(struct th_worker *w, struct th_task *t)
  * still on its stack. */
 void th__task_block(_Atomic int *lock)
 {
+	struct th_os_thread *m = self_thread();
 	struct th_worker *w = th__self_worker();
-	struct th_task *t = w->cur;
+	struct th_task *t = m->cur;
 	t->blocks++;
 	atomic_store_explicit(&t->state, TH_BLOCKED, memory_order_relaxed);
-	TH_PROBE_TASK_BLOCK(t->id, w->index);
-	w->prev_lock = lock;
-	leave_task(w, t, TH_WHY_BLOCK, w->rt->policy->pop(w->rt, w));
+	TH_PROBE_TASK_BLOCK(t->id, w ? w->index : -1);
+	m->prev_lock = lock;
+	if (!w)
+		leave_lost_task(m, t, TH_WHY_BLOCK);
+	else
+		leave_task(m, t, TH_WHY_BLOCK, w->rt->policy->pop(w->rt, w));
 }
 
 /* A yield ends the task's run (why: TH_WHY_YIELD, or TH_WHY_PREEMPT when
@@ -258,26 +349,31 @@ void th__task_block(_Atomic int *lock)
  * worker, the worker switches to it directly and requeues the yielder after
  * the switch; if not, the yielder just goes on (a new run, as the run log
  * and the counters show), which is what a requeue and a pop would give. */
-static void yield_task(struct th_worker *w, struct th_task *t, int why)
+static void yield_task(struct th_os_thread *m, struct th_worker *w, struct th_task *t, int why)
 {
 	struct th_runtime *rt = w->rt;
 	const struct th_policy *p = rt->policy;
 	struct th_task *next = p->yield_pop ? p->yield_pop(rt, w, t) : p->pop(rt, w);
 	if (next) {
-		leave_task(w, t, why, next);
+		leave_task(m, t, why, next);
 		return;
 	}
 	uint64_t now = log_clock(w);
-	end_run(w, t, why, now);
-	begin_run(w, t, now);
+	end_run(m, t, why, now);
+	begin_run(m, t, now);
+	enter_task(m);
 }
 
 void th_yield(void)
 {
 	bool preempt = th__nopreempt_begin();
+	struct th_os_thread *m = self_thread();
 	struct th_worker *w = th__self_worker();
-	struct th_task *t = w ? w->cur : NULL;
-	if (!t) {
+	struct th_task *t = m ? m->cur : NULL;
+	if (t && !w) { /* its worker was taken while it blocked: requeue, retire */
+		t->yields++;
+		th__lost_yield(m);
+	} else if (!t) {
 		struct th_task *kt = th_self_task(); /* a kthread-policy task */
 		if (kt)
 			kt->yields++;
@@ -285,7 +381,7 @@ void th_yield(void)
 	} else {
 		t->yields++;
 		TH_PROBE_TASK_YIELD(t->id, w->index);
-		yield_task(w, t, TH_WHY_YIELD);
+		yield_task(m, w, t, TH_WHY_YIELD);
 	}
 	th__nopreempt_end(preempt);
 }
@@ -293,11 +389,16 @@ void th_yield(void)
 /* preempt.c's trampoline, on the task's stack with its registers saved. */
 void th__yield_preempted(void)
 {
+	struct th_os_thread *m = self_thread();
 	struct th_worker *w = th__self_worker();
-	struct th_task *t = w->cur;
+	struct th_task *t = m->cur;
 	t->preempted++;
+	if (!w) {
+		th__lost_yield(m);
+		return;
+	}
 	TH_PROBE_TASK_YIELD(t->id, w->index);
-	yield_task(w, t, TH_WHY_PREEMPT);
+	yield_task(m, w, t, TH_WHY_PREEMPT);
 }
 
 /* ---- idling: spin briefly, then park on a futex ---------------------------- */
@@ -348,10 +449,10 @@ static struct th_task *park(struct th_runtime *rt, struct th_worker *w)
 	struct th_task *t = rt->policy->pop(rt, w);
 	if (!t && !atomic_load(&rt->stopping)) {
 		TH_PROBE_WORKER_PARK(w->index);
-		th__preempt_idle(w, true); /* no timer signals to a sleeper */
+		th__preempt_idle(self_thread(), true); /* no timer signals to a sleeper */
 		while (atomic_load(&w->parked) && !atomic_load(&rt->stopping))
 			th_futex_wait(&w->park_word, 0);
-		th__preempt_idle(w, false);
+		th__preempt_idle(self_thread(), false);
 		TH_PROBE_WORKER_UNPARK(w->index);
 	}
 	int one = 1;
@@ -400,44 +501,80 @@ void th__wake_all_workers(struct th_runtime *rt)
 
 /* ---- the loop ------------------------------------------------------------- */
 
-void th__guard_install_thread(struct th_worker *w); /* guard.c */
-void th__guard_remove_thread(struct th_worker *w);
+void th__guard_install_thread(void **altstack); /* guard.c */
+void th__guard_remove_thread(void **altstack);
 
-static void worker_init_thread(struct th_worker *w)
+static void thread_init(struct th_os_thread *m)
 {
-	tls_worker = w;
-	__atomic_store_n(&w->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	w->tsan_fiber = th_tsan_current();
+	tls_thread = m;
+	m->tsan_fiber = th_tsan_current();
 	pthread_attr_t attr;
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
 		void *addr;
 		size_t size;
 		pthread_attr_getstack(&attr, &addr, &size);
-		w->stack_bottom = addr;
-		w->stack_size = size;
+		m->stack_bottom = addr;
+		m->stack_size = size;
 		pthread_attr_destroy(&attr);
 	}
-	th__guard_install_thread(w);
-	th__preempt_thread_start(w);
-	TH_PROBE_WORKER_START(w->index, w->tid);
+	th__guard_install_thread(&m->altstack);
+	__atomic_store_n(&m->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	th__preempt_thread_start(m);
 }
 
-void *th__worker_main(void *arg)
+/* Serves m's worker until the runtime stops or (activations) m loses it. */
+static void serve_worker(struct th_runtime *rt, struct th_os_thread *m)
 {
-	struct th_worker *w = arg;
-	struct th_runtime *rt = w->rt;
-	worker_init_thread(w);
-	while (!atomic_load_explicit(&rt->stopping, memory_order_acquire)) {
+	struct th_worker *w = m->p;
+	while (!atomic_load_explicit(&rt->stopping, memory_order_acquire) && !m->lost) {
 		struct th_task *t = rt->policy->pop(rt, w);
 		if (!t)
 			t = spin_for_work(rt, w);
-		if (!t)
+		if (!t) {
+			if (m->act)
+				th__act_set(m, TH_SLOT_PARKED); /* the runtime's own sleep is no block */
 			t = park(rt, w);
+			if (m->act)
+				th__act_set(m, TH_SLOT_RUNTIME);
+		}
 		if (t)
-			run_task(w, t);
+			run_task(m, t);
 	}
-	th__preempt_thread_stop(w);
-	th__guard_remove_thread(w);
-	tls_worker = NULL;
+}
+
+/* A parked spare's preemption timer is stopped, like a parked worker's. */
+static bool wait_as_spare(struct th_runtime *rt, struct th_os_thread *m)
+{
+	th__preempt_idle(m, true);
+	bool handed = th__act_wait_for_worker(rt, m);
+	th__preempt_idle(m, false);
+	return handed;
+}
+
+/* A thread serves its worker (threads i < nworkers start with worker i), and
+ * with activations on, alternates between parking as a spare and serving a
+ * worker handed over to it. */
+void *th__thread_main(void *arg)
+{
+	struct th_os_thread *m = arg;
+	struct th_runtime *rt = m->rt;
+	thread_init(m);
+	/* a spare's p is written by whoever hands it a worker: read it only
+	 * after th__act_wait_for_worker says one was handed over */
+	bool serving = m->index < rt->nworkers;
+	if (serving) {
+		__atomic_store_n(&m->p->tid, m->tid, __ATOMIC_RELEASE);
+		TH_PROBE_WORKER_START(m->p->index, m->tid);
+	}
+	while (serving || (m->act && wait_as_spare(rt, m))) {
+		serve_worker(rt, m);
+		if (!m->lost)
+			break; /* stopping */
+		th__act_retire(rt, m);
+		serving = false;
+	}
+	th__preempt_thread_stop(m);
+	th__guard_remove_thread(&m->altstack);
+	tls_thread = NULL;
 	return NULL;
 }

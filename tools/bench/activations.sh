@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# activations.sh — `make bench` lines for activations: compute tasks' mean completion with
+# 2 blockers (10 x 50 ms nanosleep each) over without, per policy and mode, and the latency
+# from a block to a spare serving the worker (bpf mode). Usage: activations.sh TASKHOP
+set -euo pipefail
+taskhop=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+common=(darts --workers 2 --small 1e7 --large 1e7 --count 20 --no-bpf --quiet)
+
+compute_mean() { # json file -> compute tasks' mean completion (s)
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["extra"]["compute_mean_completion_s"])' "$1"
+}
+
+modes=(off explicit)
+if "$taskhop" run "${common[@]}" --count 1 --small 10 --large 10 --activations bpf \
+	--json "$tmp/probe.json" >/dev/null 2>&1; then
+	modes=(off bpf explicit)
+else
+	echo "bench: (bpf activations unavailable: not root? blockers_compute_slowdown_*_bpf skipped)"
+fi
+for policy in steal shared; do
+	for mode in "${modes[@]}"; do
+		"$taskhop" run "${common[@]}" --policy "$policy" --activations "$mode" --json "$tmp/a.json"
+		"$taskhop" run "${common[@]}" --policy "$policy" --activations "$mode" \
+			--blockers 2 --block-ms 50 --json "$tmp/b.json"
+		if [ "$mode" = bpf ]; then cp "$tmp/b.json" "$tmp/lat_$policy.json"; fi
+		python3 -c 'import sys; print("bench: blockers_compute_slowdown_%s_%s %.3f ratio" % (sys.argv[1], sys.argv[2], float(sys.argv[4]) / float(sys.argv[3])))' \
+			"$policy" "$mode" "$(compute_mean "$tmp/a.json")" "$(compute_mean "$tmp/b.json")"
+	done
+done
+if ls "$tmp"/lat_*.json >/dev/null 2>&1; then
+	python3 - "$tmp"/lat_*.json <<'PY'
+import json, sys
+med = [json.load(open(f))["activation"]["latency_us_median"] for f in sys.argv[1:]]
+p99 = [json.load(open(f))["activation"]["latency_us_p99"] for f in sys.argv[1:]]
+med = [x for x in med if x is not None]; p99 = [x for x in p99 if x is not None]
+if med:
+    print("bench: activation_latency_us_median %.1f us" % sorted(med)[len(med) // 2])
+    print("bench: activation_latency_us_p99 %.1f us" % max(p99))
+PY
+fi
