@@ -40,3 +40,16 @@ if med:
     print("bench: activation_latency_us_p99 %.1f us" % max(p99))
 PY
 fi
+# What activations cost when nothing blocks: darts with no blockers, bpf over off, median of
+# 5 interleaved runs of one compare (the issue's goal: within 1 %).
+if [ "${modes[1]}" = bpf ]; then
+	"$taskhop" compare darts --policies steal,shared --activations off,bpf --repeat 5 --workers 2 \
+		--no-bpf --large 1e8 --force --out "$tmp/idle" >/dev/null 2>&1
+	python3 - "$tmp/idle/report.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["policies"]
+for pol in ("steal", "shared"):
+    off, bpf = p[pol + "/off"]["mean_completion_s"]["median"], p[pol + "/bpf"]["mean_completion_s"]["median"]
+    print("bench: activations_idle_cost_%s_bpf_over_off %.3f ratio" % (pol, bpf / off))
+PY
+fi
