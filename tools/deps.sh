@@ -10,6 +10,8 @@ PKGS=(
   golang-go libboost-fiber-dev libboost-context-dev
   linux-libc-dev util-linux python3
 )
+# With arguments, those packages instead (the extras of make container-test and test-arm64).
+[ $# -gt 0 ] && PKGS=("$@")
 
 missing=()
 for p in "${PKGS[@]}"; do
