@@ -127,14 +127,19 @@ static void *inject_main(void *p)
 }
 
 /* A task that stays on its worker, yielding now and then, until the injector has hidden
- * a few of its worker's switch-ins (3 s at most). */
+ * a few of its worker's switch-ins (20 s at most). Each turn on a worker lasts until the
+ * injector hid one or 2 ms went by, not a fixed number of iterations: on a loaded machine
+ * (a CI container next to other jobs) the injector may get no CPU during a short turn, and
+ * the darts tasks can hold both workers for seconds (seen: multiqueue, 0 hidden in 3 s). */
 static void *spin_until_hidden(void *p)
 {
 	struct injector *in = p;
-	uint64_t until = th_now_ns() + 3000000000ull;
+	uint64_t until = th_now_ns() + 20000000000ull;
 	while (atomic_load(&in->hidden) < 3 && th_now_ns() < until) {
+		long before = atomic_load(&in->hidden);
+		uint64_t turn_end = th_now_ns() + 2000000;
 		atomic_store(&in->spin_tid, (int)gettid());
-		for (volatile int i = 0; i < 100000; i++)
+		while (atomic_load(&in->hidden) == before && th_now_ns() < turn_end)
 			;
 		atomic_store(&in->spin_tid, 0);
 		th_yield();

@@ -11,6 +11,8 @@ PKGS=(
   linux-libc-dev util-linux python3
   libclang-rt-dev  # clang's libFuzzer runtime, for make fuzz
 )
+# With arguments, those packages instead (the extras of make container-test and test-arm64).
+[ $# -gt 0 ] && PKGS=("$@")
 
 missing=()
 for p in "${PKGS[@]}"; do

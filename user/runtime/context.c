@@ -4,6 +4,9 @@
 #define _GNU_SOURCE
 #include "context.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,6 +23,38 @@ static size_t page_size(void)
 #define MADV_GUARD_INSTALL 102 /* Linux 6.13 uapi; older headers lack it */
 #endif
 
+/* A guard region the madvise() accepted but that does not guard: qemu-user
+ * (make test-arm64) answers 0 to any advice it does not emulate, and a task
+ * overflowing its stack would then write on into the next mapping. So the
+ * first stack asks the kernel itself: it cannot copy from a real guard region
+ * (write() from it fails with EFAULT). Probed once; two racing probes agree. */
+static int probe_guard_regions(void)
+{
+	size_t ps = page_size();
+	int works = 0, fds[2];
+	void *m = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 0;
+	if (madvise(m, ps, MADV_GUARD_INSTALL) == 0 && pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+		works = write(fds[1], m, 1) < 0 && errno == EFAULT;
+		close(fds[0]);
+		close(fds[1]);
+	}
+	munmap(m, ps);
+	return works;
+}
+
+bool th_stack_guard_regions(void)
+{
+	static _Atomic int known; /* 0: not probed, 1: no, 2: yes */
+	int k = atomic_load_explicit(&known, memory_order_relaxed);
+	if (k == 0) {
+		k = probe_guard_regions() ? 2 : 1;
+		atomic_store_explicit(&known, k, memory_order_relaxed);
+	}
+	return k == 2;
+}
+
 /* A PROT_NONE guard splits the mapping in two, and the PROT_NONE and
  * read-write halves of neighbouring stacks cannot merge either: two VMAs per
  * stack, so a breadth-first policy holding tens of thousands of blocked
@@ -30,7 +65,7 @@ static size_t page_size(void)
  * (EINVAL): mprotect then. */
 static int install_guard(void *m, size_t guard)
 {
-	if (madvise(m, guard, MADV_GUARD_INSTALL) == 0)
+	if (th_stack_guard_regions() && madvise(m, guard, MADV_GUARD_INSTALL) == 0)
 		return 0;
 	return mprotect(m, guard, PROT_NONE);
 }
@@ -66,6 +101,8 @@ void th_stack_unmap(struct th_stack *st)
 	memset(st, 0, sizeof(*st));
 }
 
+/* arm64's first frame is in context_aarch64.c. */
+#if defined(__x86_64__)
 void th_ctx_make(struct th_ctx *ctx, const struct th_stack *st,
 		 void (*entry)(void *), void *arg)
 {
@@ -90,3 +127,6 @@ void th_ctx_make(struct th_ctx *ctx, const struct th_stack *st,
 	memcpy((char *)sp + 4, &fpucw, 2);
 	ctx->sp = sp;
 }
+#elif !defined(__aarch64__)
+#error "taskhop switches tasks on x86-64 and arm64 only (context_*.S)"
+#endif

@@ -1,8 +1,10 @@
 /* context.h — saving and restoring a task's registers, and its stack.
- * The switch is a few instructions of assembly (context_x86_64.S): no syscall. */
+ * The switch is a few instructions of assembly (context_x86_64.S,
+ * context_aarch64.S): no syscall. */
 #ifndef TASKHOP_CONTEXT_H
 #define TASKHOP_CONTEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct th_ctx {
@@ -29,5 +31,8 @@ void th_ctx_make(struct th_ctx *ctx, const struct th_stack *st,
 /* mmap a stack of `size` usable bytes below a PROT_NONE guard page. */
 int th_stack_map(struct th_stack *st, size_t size);
 void th_stack_unmap(struct th_stack *st);
+/* Whether stack guards are guard regions (MADV_GUARD_INSTALL, one mapping per
+ * stack) rather than PROT_NONE pages (two): the kernel's answer, probed once. */
+bool th_stack_guard_regions(void);
 
 #endif

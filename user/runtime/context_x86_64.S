@@ -1,6 +1,7 @@
 /* context_x86_64.S — the task switch for x86-64 System V.
  * Saves what the ABI says a callee must preserve: rbx, rbp, r12-r15, the
  * MXCSR control bits and the x87 control word; rsp goes into *from. */
+#if defined(__x86_64__) /* the arm64 build assembles every .S: context_aarch64.S is its switch */
 	.text
 	.globl th_ctx_switch
 	.hidden th_ctx_switch
@@ -45,5 +46,7 @@ th_ctx_trampoline:
 	ud2
 	.cfi_endproc
 	.size th_ctx_trampoline, .-th_ctx_trampoline
+
+#endif
 
 	.section .note.GNU-stack,"",@progbits

@@ -14,7 +14,8 @@
  * ~10 ms bounds the error by the rate's error over 10 ms (well under a
  * microsecond), and the result never goes backwards on a worker. Without an
  * invariant TSC (constant_tsc and nonstop_tsc in /proc/cpuinfo) every read
- * is a clock_gettime(). */
+ * is a clock_gettime(). On arm64 the counter is the generic timer's
+ * (cntvct_el0, rate in cntfrq_el0), constant-rate by architecture. */
 
 #define REANCHOR_NS 10000000ull
 
@@ -26,9 +27,21 @@ static inline uint64_t ticks(void)
 {
 	return __builtin_ia32_rdtsc();
 }
+#elif defined(__aarch64__)
+/* The generic timer's virtual count: constant-rate by architecture, readable
+ * at EL0 on Linux (the vDSO reads it too). The isb keeps the read from being
+ * taken ahead of the code before it, as the kernel's own read does. */
+static inline uint64_t ticks(void)
+{
+	uint64_t v;
+	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
+	return v;
+}
+#endif
 
-/* The kernel clock and the TSC at one instant, for the calibration and for
- * every anchor: the TSC is read on both sides of the clock and the tightest
+#if defined(__x86_64__) || defined(__aarch64__)
+/* The kernel clock and the counter at one instant, for the calibration and for
+ * every anchor: the counter is read on both sides of the clock and the tightest
  * of a few tries kept, so a preemption or a slow first call (lazy binding, a
  * sanitizer's interceptor) between the two readings cannot skew the pair.
  * (Seen under TSan with single readings: a rate off by ~0.6%, task dates up
@@ -47,7 +60,9 @@ static void paired_reading(uint64_t *ns, uint64_t *tick)
 		}
 	}
 }
+#endif
 
+#if defined(__x86_64__)
 static bool invariant_tsc(void)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
@@ -66,20 +81,28 @@ static bool invariant_tsc(void)
 	return constant && nonstop;
 }
 
-void th__tscclock_calibrate(void)
+/* The TSC's rate is the CPU's, not architectural: ~2 ms of both clocks give
+ * it to a few parts in 10^5. 0: no usable TSC. */
+static double counter_ns_per_tick(void)
 {
-	if (ns_per_tick > 0 || !invariant_tsc())
-		return;
-	/* ~2 ms of both clocks: the rate to a few parts in 10^5 */
+	if (!invariant_tsc())
+		return 0;
 	uint64_t n0, t0, n1, t1;
 	paired_reading(&n0, &t0);
 	do
 		paired_reading(&n1, &t1);
 	while (n1 - n0 < 2000000);
 	if (t1 <= t0)
-		return;
-	ns_per_tick = (double)(n1 - n0) / (double)(t1 - t0);
-	reanchor_ticks = (uint64_t)((double)REANCHOR_NS / ns_per_tick);
+		return 0;
+	return (double)(n1 - n0) / (double)(t1 - t0);
+}
+#elif defined(__aarch64__)
+/* The counter's rate is in cntfrq_el0, as the kernel's arch timer takes it. */
+static double counter_ns_per_tick(void)
+{
+	uint64_t hz;
+	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(hz));
+	return hz ? 1e9 / (double)hz : 0;
 }
 #else
 static inline uint64_t ticks(void)
@@ -93,10 +116,22 @@ static void paired_reading(uint64_t *ns, uint64_t *tick)
 	*tick = 0;
 }
 
-void th__tscclock_calibrate(void)
+static double counter_ns_per_tick(void)
 {
+	return 0;
 }
 #endif
+
+void th__tscclock_calibrate(void)
+{
+	if (ns_per_tick > 0)
+		return;
+	double rate = counter_ns_per_tick();
+	if (rate <= 0)
+		return;
+	reanchor_ticks = (uint64_t)((double)REANCHOR_NS / rate);
+	ns_per_tick = rate;
+}
 
 uint64_t th__tscclock_now(struct th_tscclock *c)
 {
