@@ -138,7 +138,7 @@ $(B)/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
 $(B)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(B)/vmlinux.h
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
+	$(CLANG) -g -O2 -target bpf $(BPF_CPU_$*) -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
 		-I/usr/include/$(shell uname -m)-linux-gnu -Wall -Werror -c $< -o $@
 
 $(B)/%.skel.h: $(B)/%.bpf.o

@@ -1,4 +1,3 @@
-# act.mk — the activation object needs BPF atomics (compare-and-swap): -mcpu=v3.
-$(B)/taskhop_act.bpf.o: bpf/taskhop_act.bpf.c $(wildcard bpf/*.h) $(B)/vmlinux.h
-	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(B) -Ibpf \
-		-I/usr/include/$(shell uname -m)-linux-gnu -Wall -Werror -c $< -o $@
+# act.mk — the activation object needs BPF atomics (compare-and-swap): -mcpu=v3, which
+# the BPF object rules (the Makefile's, tools/arm64/arm64.mk's) read as BPF_CPU_<name>.
+BPF_CPU_taskhop_act := -mcpu=v3

@@ -23,8 +23,9 @@ for t in "$@"; do
 done
 echo "test-arm64: $(qemu-aarch64-static --version | head -1), $(aarch64-linux-gnu-gcc --version | head -1)"
 if [ -n "$skipped" ]; then
-	echo "test-arm64: not run under qemu-user (it emulates a process, not a kernel: no BPF, and"
-	echo "test-arm64: the CLI/dist/report suites are host-only): $skipped"
+	echo "test-arm64: not run under qemu-user (it emulates a process, not a kernel: no BPF; the"
+	echo "test-arm64: CLI/dist/report/install suites and the plugins are host-only; preemption and"
+	echo "test-arm64: BPF activations are x86-64/kernel features): $skipped"
 fi
 rc=0
 bash tests/run.sh "${wrappers[@]}" || rc=$?
