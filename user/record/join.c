@@ -427,12 +427,23 @@ static void charge_migrations(struct th_record *r, struct run_acc *acc)
 	}
 }
 
-static int worker_of(struct th_record *r, int pid, int tid)
+/* The self target's runtime thread with this tid, or -1. */
+static int thread_of(struct th_record *r, int pid, int tid)
 {
 	if (is_self(r, pid))
-		for (int w = 0; w < r->nself; w++)
-			if (r->self_tids[w] == tid)
-				return w;
+		for (int i = 0; i < r->nself; i++)
+			if (r->self_tids[i] == tid)
+				return i;
+	return -1;
+}
+
+/* The worker a thread started serving; -1 for the self target's spare threads, which
+ * serve whichever worker they take over (activations). */
+static int worker_of(struct th_record *r, int pid, int tid)
+{
+	int thread = thread_of(r, pid, tid);
+	if (thread >= 0)
+		return thread < r->nself_workers ? thread : -1;
 	for (size_t i = 0; i < r->wstart.n; i++) {
 		struct th_rec_worker *w = VAT(r->wstart, struct th_rec_worker, i);
 		if (w->pid == pid && w->tid == tid)
@@ -574,6 +585,7 @@ static int worker_figures(struct th_record *r, const struct run_acc *acc)
 		while (j < r->ivals.n && iv[j].pid == iv[i].pid && iv[j].tid == iv[i].tid)
 			j++;
 		int w = worker_of(r, iv[i].pid, iv[i].tid);
+		int thread = thread_of(r, iv[i].pid, iv[i].tid);
 		int has_runs = 0;
 		uint64_t blocked_ns = 0, blocks = 0;
 		for (size_t k = 0; k < r->runs.n; k++)
@@ -582,13 +594,14 @@ static int worker_figures(struct th_record *r, const struct run_acc *acc)
 				blocked_ns += acc[k].blocked_ns;
 				blocks += acc[k].blocks;
 			}
-		if (w >= 0 || has_runs) {
+		if (w >= 0 || thread >= 0 || has_runs) {
 			struct th_rec_worker *x = vec_push(&r->workers);
 			if (!x)
 				return -1;
 			x->pid = iv[i].pid;
 			x->tid = iv[i].tid;
 			x->worker = w;
+			x->thread = thread;
 			x->kernel_blocked_ns = blocked_ns;
 			x->kernel_blocks = blocks;
 			uint64_t first = r->t_stop;
@@ -622,7 +635,8 @@ static int worker_cmp(const void *x, const void *y)
 {
 	const struct th_rec_worker *a = x, *b = y;
 	int c = CMP(a->pid, b->pid);
-	if (!c) c = CMP((unsigned)a->worker, (unsigned)b->worker); /* -1 (kthread tasks) last */
+	if (!c) c = CMP((unsigned)a->worker, (unsigned)b->worker); /* -1 (spares, kthread tasks) last */
+	if (!c) c = CMP((unsigned)a->thread, (unsigned)b->thread); /* spares by index */
 	if (!c) c = CMP(a->tid, b->tid);
 	return c;
 }

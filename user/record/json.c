@@ -24,6 +24,19 @@ static void cpus(FILE *f, const struct th_rec_task *t)
 	fputc(']', f);
 }
 
+/* One thread's kernel figures; `index` is its worker (workers[]) or thread index (threads[]). */
+static void thread_json(FILE *f, size_t k, const struct th_rec_worker *w, int index)
+{
+	fprintf(f, "%s\n    {\"pid\": %d, \"index\": %d, \"tid\": %d, \"host_tid\": %d"
+		   ", \"cpu_migrations\": %" PRIu64 ", \"preemptions\": %" PRIu64
+		   ", \"on_cpu_ns\": %" PRIu64 ", \"off_cpu_ns\": %" PRIu64
+		   ", \"runq_wait_ns\": %" PRIu64 ", \"switches\": %" PRIu64
+		   ", \"kernel_blocked_ns\": %" PRIu64 ", \"kernel_blocks\": %" PRIu64 "}",
+		k ? "," : "", w->pid, index, w->tid, w->host_tid, w->cpu_migrations, w->preemptions,
+		w->on_cpu_ns, w->off_cpu_ns, w->runq_wait_ns, w->switches, w->kernel_blocked_ns,
+		w->kernel_blocks);
+}
+
 int th_record_write_json(struct th_record *r, FILE *f)
 {
 	size_t nt, nw, nr, nm;
@@ -62,16 +75,16 @@ int th_record_write_json(struct th_record *r, FILE *f)
 				t[i].usdt_runs, t[i].usdt_worker_hops);
 		fputc('}', f);
 	}
+	/* workers[]: one entry per worker (the thread that started serving it) and per
+	 * kthread-task thread; threads[]: the self target's runtime threads, spares too */
 	fputs("\n  ],\n  \"workers\": [", f);
-	for (size_t i = 0; i < nw; i++)
-		fprintf(f, "%s\n    {\"pid\": %d, \"index\": %d, \"tid\": %d, \"host_tid\": %d"
-			   ", \"cpu_migrations\": %" PRIu64 ", \"preemptions\": %" PRIu64
-			   ", \"on_cpu_ns\": %" PRIu64 ", \"off_cpu_ns\": %" PRIu64
-			   ", \"runq_wait_ns\": %" PRIu64 ", \"switches\": %" PRIu64
-			   ", \"kernel_blocked_ns\": %" PRIu64 ", \"kernel_blocks\": %" PRIu64 "}",
-			i ? "," : "", w[i].pid, w[i].worker, w[i].tid, w[i].host_tid, w[i].cpu_migrations,
-			w[i].preemptions, w[i].on_cpu_ns, w[i].off_cpu_ns, w[i].runq_wait_ns,
-			w[i].switches, w[i].kernel_blocked_ns, w[i].kernel_blocks);
+	for (size_t i = 0, k = 0; i < nw; i++)
+		if (w[i].worker >= 0 || w[i].thread < 0)
+			thread_json(f, k++, &w[i], w[i].worker);
+	fputs("\n  ],\n  \"threads\": [", f);
+	for (size_t i = 0, k = 0; i < nw; i++)
+		if (w[i].thread >= 0)
+			thread_json(f, k++, &w[i], w[i].thread);
 	fputs("\n  ],\n  \"runs\": [", f);
 	for (size_t i = 0; i < nr; i++)
 		fprintf(f, "%s\n    {\"pid\": %d, \"task\": %" PRIu64 ", \"worker\": %d, \"tid\": %d"

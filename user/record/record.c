@@ -459,25 +459,28 @@ static int load(struct th_record *r)
 	return 0;
 }
 
-/* Self target: workers publish {task, seq} into the mmap'd slot map; the BPF side finds
- * a worker's line through tid_slot. */
+/* Self target: each runtime thread i publishes {task, seq} into line i of the mmap'd
+ * slot map (th_publish_slots); the BPF side finds a thread's line through tid_slot.
+ * Every thread is registered, spares included: with activations on, a spare runs the
+ * tasks of a worker it took over, and its intervals must carry its slot's task. */
 static int bind_self(struct th_record *r)
 {
-	int n = th_nworkers();
+	int n = th_nthreads();
 	if (n > TH_MAX_SLOTS) {
-		rec_set_error("%d workers: the slot map holds %d", n, TH_MAX_SLOTS);
+		rec_set_error("%d runtime threads: the slot map holds %d", n, TH_MAX_SLOTS);
 		return -1;
 	}
-	r->self_tids = calloc((size_t)n, sizeof(int));
+	r->self_tids = calloc((size_t)n + 1, sizeof(int));
 	if (!r->self_tids) {
 		rec_set_error("out of memory");
 		return -1;
 	}
 	r->nself = n;
-	for (int w = 0; w < n; w++) {
-		__u32 tid = (__u32)th_worker_tid(w);
-		r->self_tids[w] = (int)tid;
-		__s32 slot = w;
+	r->nself_workers = th_nworkers();
+	for (int i = 0; i < n; i++) {
+		__u32 tid = (__u32)th_thread_tid(i);
+		r->self_tids[i] = (int)tid;
+		__s32 slot = i;
 		if (bpf_map__update_elem(r->skel->maps.tid_slot, &tid, sizeof(tid), &slot, sizeof(slot),
 					 BPF_ANY) != 0) {
 			rec_set_error("tid_slot update: %s", strerror(errno));
@@ -670,7 +673,8 @@ static void take_run_logs(struct th_record *r)
 			run->pid = self_pid;
 			run->task_id = log[i].task_id;
 			run->worker = (int)log[i].worker;
-			run->tid = (int)log[i].worker < r->nself ? r->self_tids[log[i].worker] : -1;
+			/* the thread that ran it: a spare's runs are joined with its intervals */
+			run->tid = log[i].thread < (uint32_t)r->nself ? r->self_tids[log[i].thread] : -1;
 			run->cpu = -1;
 			run->usdt_cpu = -1;
 			run->start_ns = log[i].start_ns;

@@ -147,9 +147,12 @@ struct th_rec_task {
 				      * the task, else 0 */
 };
 
+/* One followed thread of a target: a worker's thread, a spare (activations), or a
+ * kthread-policy task's thread. */
 struct th_rec_worker {
 	int pid;
-	int worker;                  /* index, or -1 for a kthread-policy task thread */
+	int worker;                  /* the worker it started serving, or -1: a spare thread
+				      * (see `thread`) or a kthread-policy task thread */
 	int tid;                     /* thread id as this process sees it */
 	uint64_t cpu_migrations;     /* CPU changes between its consecutive on-CPU intervals */
 	uint64_t preemptions;
@@ -157,6 +160,8 @@ struct th_rec_worker {
 	uint64_t switches;           /* on-CPU intervals seen */
 	int host_tid;                /* thread id in the initial PID namespace (= tid outside one) */
 	uint64_t kernel_blocked_ns, kernel_blocks; /* the th_rec_task figures of the tasks it ran */
+	int thread;                  /* self target: the runtime's thread index (th_thread_tid),
+				      * spares included; -1 for other targets */
 };
 
 /* One task run with the CPU it started on, for timelines (Perfetto: CPU -> worker -> task). */
@@ -186,7 +191,8 @@ int th_record_task(struct th_record *r, int pid, uint64_t task_id, struct th_rec
 const struct th_rec_task *th_record_tasks(struct th_record *r, size_t *n);
 /* pid 0 = the first target. 0, or -1 if no such worker. */
 int th_record_worker(struct th_record *r, int pid, int worker, struct th_rec_worker *out);
-/* Workers and kthread-task threads seen, sorted by (pid, worker). */
+/* Workers' threads, spare threads and kthread-task threads seen, sorted by (pid,
+ * worker), -1 last (spares by thread index). Their figures sum to the process's. */
 const struct th_rec_worker *th_record_workers(struct th_record *r, size_t *n);
 const struct th_rec_run *th_record_runs(struct th_record *r, size_t *n);
 const struct th_rec_migration *th_record_migrations(struct th_record *r, size_t *n);

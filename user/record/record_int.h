@@ -78,8 +78,9 @@ struct th_record {
 	uint64_t t_start, t_stop;
 	uint64_t dropped_runs;
 	uint64_t nevents;
-	int *self_tids;        /* worker i of the self target: its tid (taken at start) */
-	int nself;
+	int *self_tids;        /* runtime thread i of the self target: its tid (taken at start) */
+	int nself;             /* threads, spares included (th_nthreads) */
+	int nself_workers;     /* threads i < nself_workers started serving worker i */
 	struct vec base_runs;  /* struct th_rec_run: from run logs / USDT, before bindings */
 	int runs_built;
 

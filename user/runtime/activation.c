@@ -238,8 +238,9 @@ bool th__act_take_over(struct th_runtime *rt, struct th_os_thread *m, uint64_t b
 	}
 	struct th_worker *w = m->p;
 	struct th_task *t = m->cur;
-	/* m's run of t ends in w's log now: m will not write w's log again */
-	th__log_run(w, t, m->run_start_ns, blocked_ns, TH_WHY_BLOCK);
+	/* m's run of t ends in w's log now: m will not write w's log again. The
+	 * run is m's (the caller may be the monitor thread), as is its tid. */
+	th__log_run(w, m, t, m->run_start_ns, blocked_ns, TH_WHY_BLOCK);
 	t->activations++;
 	w->activations++;
 	/* from here on m may go on (and find its worker gone) */

@@ -209,8 +209,9 @@ uint64_t th__worker_rand(struct th_worker *w);  /* the worker's own RNG */
 struct th_worker *th__self_worker(void);
 /* The task the calling thread runs (NULL in a scheduler loop or outside). */
 struct th_task *th__current_task(void);
-/* Appends a run of t to w's run log (if it keeps one). */
-void th__log_run(struct th_worker *w, const struct th_task *t, uint64_t start, uint64_t end, int why);
+/* Appends a run of t by thread m to w's run log (if it keeps one). */
+void th__log_run(struct th_worker *w, const struct th_os_thread *m, const struct th_task *t,
+		 uint64_t start, uint64_t end, int why);
 
 /* For policies that run tasks outside the workers (kthread): the thread that
  * runs t calls th__set_thread_task(t) first (th_self_task, th_rand_* then see

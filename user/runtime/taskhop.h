@@ -239,13 +239,17 @@ uint64_t th_now_ns(void);
 int th_worker_tid(int worker);
 
 /* One entry of a worker's run log: task `task_id` ran on `worker` from
- * start_ns to end_ns and came back because of `why` (enum th_why). */
+ * start_ns to end_ns and came back because of `why` (enum th_why). `thread`
+ * is the runtime thread that ran it (th_thread_tid(thread)): thread ==
+ * worker, unless activations had handed the worker to another thread. */
 struct th_run_record {
 	uint64_t task_id;
 	uint64_t start_ns;
 	uint64_t end_ns;
 	uint32_t worker;
 	uint32_t why;
+	uint32_t thread;
+	uint32_t reserved;         /* 0; keeps the record a multiple of 8 bytes */
 };
 enum th_why { TH_WHY_SPAWN = 0, TH_WHY_YIELD = 1, TH_WHY_BLOCK = 2, TH_WHY_DONE = 3, TH_WHY_WAKE = 4,
 	      TH_WHY_PREEMPT = 5 /* run log only: the runtime yielded for the task */ };

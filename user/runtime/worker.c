@@ -78,7 +78,8 @@ static inline uint64_t log_clock(const struct th_worker *w)
 	return w->log ? th_now_ns() : 0;
 }
 
-void th__log_run(struct th_worker *w, const struct th_task *t, uint64_t start, uint64_t end, int why)
+void th__log_run(struct th_worker *w, const struct th_os_thread *m, const struct th_task *t,
+		 uint64_t start, uint64_t end, int why)
 {
 	if (!w->log)
 		return;
@@ -88,14 +89,14 @@ void th__log_run(struct th_worker *w, const struct th_task *t, uint64_t start, u
 	}
 	w->log[w->log_n++] = (struct th_run_record){
 		.task_id = t->id, .start_ns = start, .end_ns = end,
-		.worker = (uint32_t)w->index, .why = (uint32_t)why,
+		.worker = (uint32_t)w->index, .why = (uint32_t)why, .thread = (uint32_t)m->index,
 	};
 }
 
 static inline void end_run(struct th_os_thread *m, const struct th_task *t, int why, uint64_t now)
 {
 	if (m->p->log)
-		th__log_run(m->p, t, m->run_start_ns, now, why);
+		th__log_run(m->p, m, t, m->run_start_ns, now, why);
 }
 
 /* A task's own timestamps: the exact clock when the run log is on (its
