@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -34,17 +35,16 @@ static struct {
 
 /* The program compares kernel tids with the ones gettid() gave the threads:
  * they are the same only in the initial PID namespace. */
-static int in_nested_pid_namespace(void)
+/* The initial PID namespace's inode is fixed (PROC_PID_INIT_INO). In any other
+ * (a container's) the BPF side matches threads through the namespace. */
+static void set_pid_namespace(struct taskhop_act_bpf *skel)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	int nested = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "NSpid:", 6))
-			nested = strchr(line + 6, '\t') != strrchr(line + 6, '\t');
-	if (f)
-		fclose(f);
-	return nested;
+	struct stat st;
+	if (stat("/proc/self/ns/pid", &st) != 0 || st.st_ino == 0xEFFFFFFCu)
+		return;
+	skel->rodata->targ_in_ns = true;
+	skel->rodata->targ_ns_dev = (__u64)st.st_dev;
+	skel->rodata->targ_ns_ino = (__u64)st.st_ino;
 }
 
 static void act_close(void)
@@ -85,10 +85,6 @@ static void *act_open(int nthreads, char *err, size_t errlen)
 		snprintf(err, errlen, "%d threads: the activation map holds %d", nthreads, TH_MAX_SLOTS);
 		return NULL;
 	}
-	if (in_nested_pid_namespace()) {
-		snprintf(err, errlen, "this process is in a nested PID namespace (kernel tids differ)");
-		return NULL;
-	}
 	libbpf_set_print(NULL);
 	act.skel = taskhop_act_bpf__open();
 	if (!act.skel) {
@@ -96,6 +92,7 @@ static void *act_open(int nthreads, char *err, size_t errlen)
 		return NULL;
 	}
 	act.skel->rodata->targ_tgid = (__u32)getpid();
+	set_pid_namespace(act.skel);
 	int e = taskhop_act_bpf__load(act.skel);
 	if (!e)
 		e = taskhop_act_bpf__attach(act.skel);
