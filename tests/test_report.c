@@ -19,6 +19,7 @@
 #include "report/json.h"
 #include "report/report.h"
 #include "report/stats.h"
+#include "taskhop.h"
 #include "workload.h"
 
 /* cmocka 1.1 has no double comparison. */
@@ -327,6 +328,8 @@ static void write_all_renders_every_file_from_the_json(void **state)
 	snprintf(path, sizeof(path), "%s/trace.json", dir);
 	struct json *trace = json_parse_file(path, err, sizeof(err));
 	assert_non_null(trace);
+	assert_string_equal(json_get_str(trace, "taskhop_version", ""), TASKHOP_VERSION);
+	assert_string_equal(json_get_str(trace, "schema", ""), REPORT_SCHEMA_TRACE);
 	const struct json *ev = json_get(trace, "traceEvents");
 	/* 2 policies -> 2 processes; each: 3 task runs on worker, CPU and task tracks */
 	int slices = 0;
@@ -350,6 +353,69 @@ static void write_all_renders_every_file_from_the_json(void **state)
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
+}
+
+/* Into the caller's buffer: a buffer local to a helper trips gcc's dangling-pointer check. */
+static void render_to_string(const struct json *r, bool html, char **out, size_t *len)
+{
+	FILE *f = open_memstream(out, len);
+	if (html)
+		report_html(r, NULL, "/nonexistent", f);
+	else
+		report_markdown(r, NULL, f);
+	fclose(f);
+}
+
+static int count_of(const char *s, const char *end, const char *what)
+{
+	int n = 0;
+	for (const char *p = strstr(s, what); p && p < end; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+/* A reader of report.html finds the data files one click away and the runs table with every
+ * column report.md has, in the same order, one cell per column in each row. */
+static void html_links_data_files_and_has_markdown_runs_columns(void **state)
+{
+	(void)state;
+	struct json *r = fake_report(true);
+	char *md = NULL, *html = NULL;
+	size_t mdlen, htmllen;
+	render_to_string(r, false, &md, &mdlen);
+	render_to_string(r, true, &html, &htmllen);
+	for (const char *const *file = (const char *const[]){ "report.json", "runs.csv", "trace.json", NULL };
+	     *file; file++) {
+		char link[64];
+		snprintf(link, sizeof(link), "<a href=\"%s\">", *file);
+		assert_non_null(strstr(html, link));
+	}
+	const char *mdh = strstr(md, "\n## Runs\n\n|");
+	const char *table = strstr(html, "<h2>Runs</h2>");
+	assert_non_null(mdh);
+	assert_non_null(table);
+	const char *table_end = strstr(table, "</table>");
+	assert_non_null(table_end);
+	mdh += strlen("\n## Runs\n\n|");
+	const char *at = table;
+	int columns = 0;
+	for (const char *eol = strchr(mdh, '\n'); mdh < eol; columns++) {
+		const char *bar = strchr(mdh, '|');
+		char th[96];
+		snprintf(th, sizeof(th), "<th>%.*s</th>", (int)(bar - mdh - 2), mdh + 1);
+		at = strstr(at, th);
+		assert_non_null(at);  /* present, and after the previous column */
+		assert_true(at < table_end);
+		mdh = bar + 1;
+	}
+	assert_int_equal(columns, 11);
+	assert_int_equal(count_of(table, table_end, "<th>"), columns);
+	int rows = count_of(table, table_end, "<tr>") - 1;
+	assert_int_equal(rows, (int)json_len(json_get(r, "runs")));
+	assert_int_equal(count_of(table, table_end, "<td>"), rows * columns);
+	free(md);
+	free(html);
+	json_free(r);
 }
 
 static void text_table_shows_ratio_to_ideal_and_sticky(void **state)
@@ -914,6 +980,7 @@ int main(void)
 		cmocka_unit_test(aggregate_summarizes_each_policy_over_its_runs),
 		cmocka_unit_test(validate_names_the_missing_field),
 		cmocka_unit_test(write_all_renders_every_file_from_the_json),
+		cmocka_unit_test(html_links_data_files_and_has_markdown_runs_columns),
 		cmocka_unit_test(text_table_shows_ratio_to_ideal_and_sticky),
 		cmocka_unit_test(validate_refuses_more_than_ten_means),
 		cmocka_unit_test(validate_refuses_extreme_histogram_values),

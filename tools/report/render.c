@@ -277,6 +277,35 @@ void report_text(const struct json *report, FILE *f)
 
 /* ---- Markdown ------------------------------------------------------------- */
 
+/* ---- Runs table: one row per run, the same columns in Markdown and HTML ------ */
+
+static const char *const run_columns[] = {
+	"#", "policy", "seed", "mean completion s", "makespan s", "ideal s", "x ideal", "wall s",
+	"peak RSS KiB", "BPF lost events", "kernel blocked ms",
+};
+#define RUN_COLUMNS (sizeof(run_columns) / sizeof(run_columns[0]))
+
+/* The cells of run i (0-based) as text, in run_columns order; the policy is raw (the
+ * caller escapes it for its format). */
+static void run_cells(const struct json *r, size_t i, char cell[RUN_COLUMNS][64])
+{
+	const struct json *bpf = json_get(r, "bpf");
+	bool on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
+	double mean = json_get_num(r, "mean_completion_s", NAN);
+	double ideal = json_get_num(r, "ideal_mean_completion_s", NAN);
+	snprintf(cell[0], 64, "%zu", i + 1);
+	snprintf(cell[1], 64, "%s", json_get_str(r, "policy", "?"));
+	json_num_text(json_get(r, "seed"), cell[2], 64);
+	fmt_num(cell[3], 64, json_get(r, "mean_completion_s"), "%.4f", 1);
+	fmt_num(cell[4], 64, json_get(r, "makespan_s"), "%.4f", 1);
+	snprintf(cell[5], 64, isnan(ideal) ? "-" : "%.4f", ideal);
+	snprintf(cell[6], 64, isnan(ideal) || !(ideal > 0) ? "-" : "%.2f", mean / ideal);
+	snprintf(cell[7], 64, "%.4f", json_get_num(r, "wall_s", NAN));
+	snprintf(cell[8], 64, "%.0f", json_get_num(r, "peak_rss_kb", 0));
+	snprintf(cell[9], 64, on ? "%.0f" : "(no BPF)", json_get_num(bpf, "lost_events", 0));
+	blocked_ms(cell[10], 64, r);
+}
+
 void report_markdown(const struct json *report, const struct report_figs *figs, FILE *f)
 {
 	struct row rows[32];
@@ -308,27 +337,21 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 		for (int i = 0; i < figs->n; i++)
 			fprintf(f, "### %s\n\n![%s](%s)\n\n", figs->titles[i], figs->titles[i], figs->names[i]);
 	}
-	fprintf(f, "\n## Runs\n\n| # | policy | seed | mean completion s | makespan s | ideal s | "
-		   "x ideal | wall s | peak RSS KiB | BPF lost events | kernel blocked ms |\n"
-		   "|---|---|---|---|---|---|---|---|---|---|---|\n");
+	fprintf(f, "\n## Runs\n\n|");
+	for (size_t c = 0; c < RUN_COLUMNS; c++)
+		fprintf(f, " %s |", run_columns[c]);
+	fprintf(f, "\n|");
+	for (size_t c = 0; c < RUN_COLUMNS; c++)
+		fprintf(f, "---|");
+	fputc('\n', f);
 	const struct json *runs = json_get(report, "runs");
 	for (size_t i = 0; i < json_len(runs); i++) {
-		const struct json *r = json_at(runs, i);
-		const struct json *bpf = json_get(r, "bpf");
-		bool on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
-		double mean = json_get_num(r, "mean_completion_s", NAN);
-		double ideal = json_get_num(r, "ideal_mean_completion_s", NAN);
-		char is[32], ir[32], lost[32];
-		snprintf(is, sizeof(is), isnan(ideal) ? "-" : "%.4f", ideal);
-		snprintf(ir, sizeof(ir), isnan(ideal) || !(ideal > 0) ? "-" : "%.2f", mean / ideal);
-		snprintf(lost, sizeof(lost), on ? "%.0f" : "(no BPF)", json_get_num(bpf, "lost_events", 0));
-		char mc[32], ms[32], kb[32], seed[32];
-		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
-		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
-		fprintf(f, "| %zu | %s | %s | %s | %s | %s | %s | %.4f | %.0f | %s | %s |\n", i + 1,
-			json_get_str(r, "policy", "?"), json_num_text(json_get(r, "seed"), seed, sizeof(seed)),
-			mc, ms, is, ir, json_get_num(r, "wall_s", NAN), json_get_num(r, "peak_rss_kb", 0), lost,
-			blocked_ms(kb, sizeof(kb), r));
+		char cell[RUN_COLUMNS][64];
+		run_cells(json_at(runs, i), i, cell);
+		fputc('|', f);
+		for (size_t c = 0; c < RUN_COLUMNS; c++)
+			fprintf(f, " %s |", cell[c]);
+		fputc('\n', f);
 	}
 	fprintf(f, "\nFiles: `report.json` (source of truth; `taskhop report DIR` re-renders this page), "
 		   "`runs.csv` (one row per task per run), `trace.json` (open in https://ui.perfetto.dev).\n");
@@ -423,28 +446,27 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 		inline_svg(f, dir, figs->names[i]);
 		fputc('\n', f);
 	}
-	fprintf(f, "<h2>Runs</h2>\n<table><tr><th>#</th><th>policy</th><th>seed</th><th>mean "
-		   "completion s</th><th>makespan s</th><th>ideal s</th><th>wall s</th><th>BPF lost "
-		   "events</th><th>kernel blocked ms</th></tr>\n");
+	fprintf(f, "<h2>Runs</h2>\n<table><tr>");
+	for (size_t c = 0; c < RUN_COLUMNS; c++)
+		fprintf(f, "<th>%s</th>", run_columns[c]);
+	fprintf(f, "</tr>\n");
 	const struct json *runs = json_get(report, "runs");
 	for (size_t i = 0; i < json_len(runs); i++) {
-		const struct json *r = json_at(runs, i);
-		const struct json *bpf = json_get(r, "bpf");
-		bool on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
-		char is[32], lost[32];
-		snprintf(is, sizeof(is), json_is_num(json_get(r, "ideal_mean_completion_s")) ? "%.4f" : "-",
-			 json_get_num(r, "ideal_mean_completion_s", 0));
-		snprintf(lost, sizeof(lost), on ? "%.0f" : "no BPF", json_get_num(bpf, "lost_events", 0));
-		fprintf(f, "<tr><td>%zu</td><td>", i + 1);
-		html_esc(f, json_get_str(r, "policy", "?"));
-		char mc[32], ms[32], kb[32], seed[32];
-		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
-		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
-		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.4f</td><td>%s</td>"
-			   "<td>%s</td></tr>\n", json_num_text(json_get(r, "seed"), seed, sizeof(seed)), mc, ms, is,
-			json_get_num(r, "wall_s", NAN), lost, blocked_ms(kb, sizeof(kb), r));
+		char cell[RUN_COLUMNS][64];
+		run_cells(json_at(runs, i), i, cell);
+		fprintf(f, "<tr>");
+		for (size_t c = 0; c < RUN_COLUMNS; c++) {
+			fprintf(f, "<td>");
+			html_esc(f, cell[c]);
+			fprintf(f, "</td>");
+		}
+		fprintf(f, "</tr>\n");
 	}
-	fprintf(f, "</table>\n</body></html>\n");
+	fprintf(f, "</table>\n<p>Files: <a href=\"report.json\">report.json</a> (source of truth; <code>taskhop "
+		   "report DIR</code> re-renders this page), <a href=\"runs.csv\">runs.csv</a> (one row per "
+		   "task per run), <a href=\"trace.json\">trace.json</a> (open in "
+		   "<a href=\"https://ui.perfetto.dev\">ui.perfetto.dev</a>).</p>\n");
+	fprintf(f, "</body></html>\n");
 	return 0;
 }
 

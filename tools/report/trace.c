@@ -210,6 +210,7 @@ static bool timeline_ok(const struct json *run)
 struct json *report_trace(const struct json *report)
 {
 	struct json *root = json_obj(), *ev = json_arr();
+	report_stamp(root, REPORT_SCHEMA_TRACE);
 	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
 	int pid = 1;
 	for (size_t p = 0; p < json_len(pols); p++) {
