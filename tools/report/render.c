@@ -16,7 +16,7 @@ static const char *fmt_num(char *buf, size_t len, const struct json *v, const ch
 	if (!json_is_num(v))
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, fmt, v->num * scale);
+		snprintf(buf, len, fmt, json_num_of(v) * scale);
 	return buf;
 }
 
@@ -41,15 +41,15 @@ static const char *baseline_policy(const struct json *report)
 
 static void cpus_text(const struct json *v, char *buf, size_t len)
 {
-	if (!v || v->type != JSON_ARR) {
+	if (!v || json_type_of(v) != JSON_ARR) {
 		snprintf(buf, len, "-");
 		return;
 	}
 	size_t o = 0;
 	buf[0] = 0;
-	for (size_t i = 0; i < v->n && o + 8 < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%.0f", i ? "," : "", json_at(v, i)->num);
-	if (!v->n)
+	for (size_t i = 0; i < json_len(v) && o + 8 < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%.0f", i ? "," : "", json_num_of(json_at(v, i)));
+	if (!json_len(v))
 		snprintf(buf, len, "-");
 }
 
@@ -62,7 +62,7 @@ static const char *blocked_ms(char *buf, size_t len, const struct json *run)
 		const struct json *v = json_get(json_at(tasks, i), "kernel_blocked_ns");
 		if (!json_is_num(v))
 			return snprintf(buf, len, "-"), buf;
-		ns += v->num;
+		ns += json_num_of(v);
 	}
 	snprintf(buf, len, json_len(tasks) ? "%.2f" : "-", ns / 1e6);
 	return buf;
@@ -73,12 +73,12 @@ static const char *blocked_ms(char *buf, size_t len, const struct json *run)
 void report_run_text(const struct json *run, FILE *f)
 {
 	const struct json *bpf = json_get(run, "bpf");
-	bool bpf_on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
+	bool bpf_on = json_get(bpf, "enabled") && json_bool_of(json_get(bpf, "enabled"));
 	char b[17][40];
 	char seed[32];
 	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%s  bpf=%s",
 		json_get_str(run, "workload", "?"), json_get_str(run, "policy", "?"),
-		json_get_num(run, "worker_count", 0), json_get(run, "pin") && json_get(run, "pin")->b ? " (pinned)" : "",
+		json_get_num(run, "worker_count", 0), json_get(run, "pin") && json_bool_of(json_get(run, "pin")) ? " (pinned)" : "",
 		json_num_text(json_get(run, "seed"), seed, sizeof(seed)), bpf_on ? "on" : "off");
 	if (json_is_num(json_get(run, "preempt_ms")))
 		fprintf(f, "  preempt=%gms", json_get_num(run, "preempt_ms", 0));
@@ -164,7 +164,7 @@ void report_run_text(const struct json *run, FILE *f)
 
 static void stat_cell(char *buf, size_t len, const struct json *s, const char *fmt1)
 {
-	if (!s || s->type != JSON_OBJ) {
+	if (!s || json_type_of(s) != JSON_OBJ) {
 		snprintf(buf, len, "-");
 		return;
 	}
@@ -199,7 +199,7 @@ static int table_rows(const struct json *report, struct row *rows, int max)
 	for (size_t i = 0; i < json_len(pols) && n < max; i++, n++) {
 		const struct json *p = json_at(pols, i);
 		struct row *r = &rows[n];
-		r->name = pols->keys[i];
+		r->name = json_key_at(pols, i);
 		snprintf(r->runs, sizeof(r->runs), "%.0f", json_get_num(p, "runs", 0));
 		stat_cell(r->mean, sizeof(r->mean), json_get(p, "mean_completion_s"), "%.3f");
 		stat_cell(r->span, sizeof(r->span), json_get(p, "makespan_s"), "%.3f");
@@ -236,13 +236,13 @@ static void headline(const struct json *report, FILE *f, const char *pre)
 	const struct json *opts = json_get(report, "options");
 	fprintf(f, "%s%s", pre, json_get_str(report, "workload", "?"));
 	for (size_t i = 0; i < json_len(opts); i++)
-		fprintf(f, " %s", json_at(opts, i)->str ? json_at(opts, i)->str : "");
+		fprintf(f, " %s", json_str_of(json_at(opts, i)) ? json_str_of(json_at(opts, i)) : "");
 	fprintf(f, ": %zu policies x %d repeats, %.0f workers%s, %zu runs%s\n",
 		json_len(json_get(report, "policies")), runs_of_first_policy(report),
 		json_get_num(r0, "worker_count", 0),
-		json_get(r0, "pin") && json_get(r0, "pin")->b ? " (pinned)" : "",
+		json_get(r0, "pin") && json_bool_of(json_get(r0, "pin")) ? " (pinned)" : "",
 		json_len(runs),
-		json_get(report, "interrupted") && json_get(report, "interrupted")->b
+		json_get(report, "interrupted") && json_bool_of(json_get(report, "interrupted"))
 			? " (interrupted: partial report)" : "");
 }
 
@@ -290,7 +290,7 @@ static const char *const run_columns[] = {
 static void run_cells(const struct json *r, size_t i, char cell[RUN_COLUMNS][64])
 {
 	const struct json *bpf = json_get(r, "bpf");
-	bool on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
+	bool on = json_get(bpf, "enabled") && json_bool_of(json_get(bpf, "enabled"));
 	double mean = json_get_num(r, "mean_completion_s", NAN);
 	double ideal = json_get_num(r, "ideal_mean_completion_s", NAN);
 	snprintf(cell[0], 64, "%zu", i + 1);
@@ -474,30 +474,32 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 
 static void csv_cell(FILE *f, const struct json *v)
 {
-	if (!v || v->type == JSON_NULL)
+	if (!v || json_type_of(v) == JSON_NULL)
 		return;
-	if (v->type == JSON_NUM) {
+	if (json_type_of(v) == JSON_NUM) {
 		char buf[32];
-		if (v->is_u64 || (v->num == floor(v->num) && fabs(v->num) < 9e15))
+		unsigned long long u;
+		double x = json_num_of(v);
+		if (json_as_u64(v, &u) || (x == floor(x) && fabs(x) < 9e15))
 			fputs(json_num_text(v, buf, sizeof(buf)), f);
 		else
-			fprintf(f, "%.9g", v->num);
-	} else if (v->type == JSON_STR) {
+			fprintf(f, "%.9g", x);
+	} else if (json_type_of(v) == JSON_STR) {
 		fputc('"', f);
-		for (const char *s = v->str; *s; s++) {
+		for (const char *s = json_str_of(v); *s; s++) {
 			if (*s == '"')
 				fputc('"', f);
 			fputc(*s, f);
 		}
 		fputc('"', f);
-	} else if (v->type == JSON_ARR) {
+	} else if (json_type_of(v) == JSON_ARR) {
 		/* cpus_visited: "0 1" keeps the cell a single field */
 		fputc('"', f);
-		for (size_t i = 0; i < v->n; i++)
-			fprintf(f, "%s%.0f", i ? " " : "", json_at(v, i)->num);
+		for (size_t i = 0; i < json_len(v); i++)
+			fprintf(f, "%s%.0f", i ? " " : "", json_num_of(json_at(v, i)));
 		fputc('"', f);
-	} else if (v->type == JSON_BOOL) {
-		fputs(v->b ? "true" : "false", f);
+	} else if (json_type_of(v) == JSON_BOOL) {
+		fputs(json_bool_of(v) ? "true" : "false", f);
 	}
 }
 
