@@ -300,6 +300,17 @@ static void slot_label(char *buf, size_t len, int slot)
 		snprintf(buf, len, "%.0f", lo);
 }
 
+/* The smallest non-zero share (%) of a policy's runs in one slot; 100 when none. */
+static double min_share(const double (*count)[STATS_LOG2_SLOTS], const double *n, size_t np)
+{
+	double m = 100;
+	for (size_t p = 0; p < np; p++)
+		for (int i = 0; n[p] > 0 && i < STATS_LOG2_SLOTS; i++)
+			if (count[p][i] > 0 && 100 * count[p][i] / n[p] < m)
+				m = 100 * count[p][i] / n[p];
+	return m;
+}
+
 /* One panel: per slot, the share (%) of each policy's task runs in it, as clustered bars.
  * Returns false when no policy has data for this kind. */
 static bool hist_panel(FILE *f, const struct json *runs, const struct json *pols,
@@ -337,6 +348,13 @@ static bool hist_panel(FILE *f, const struct json *runs, const struct json *pols
 			fprintf(f, " %d%s", i - first, i < last ? ", " : ")\n");
 		}
 		quoted_title(f, "set title ", "%s", kind->what);
+		/* most runs wait 0 us: a log scale keeps the tail of long waits visible */
+		if (kind->log_y) /* down to the decade of the smallest share drawn */
+			fprintf(f, "set logscale y\nset yrange [%g:100]\n"
+				   "set ylabel 'share of task runs (%%, log scale)'\n",
+				pow(10, floor(log10(min_share((const double (*)[STATS_LOG2_SLOTS])count, n, np)))));
+		else
+			fprintf(f, "unset logscale y\nset yrange [0:*]\nset ylabel 'share of task runs (%%)'\n");
 		fprintf(f, "set xlabel 'us, log2 slots [lo, 2 lo) named by lo (K = 1024)'\nplot ");
 		bool lead = true;
 		for (size_t p = 0; p < np; p++) {
@@ -364,7 +382,7 @@ static int fig_distributions(const struct json *report, const char *dir, struct 
 		return 0;
 	fprintf(b.f, "set style data histograms\nset style histogram clustered gap 1\n"
 		     "set style fill solid 0.85 border -1\nset grid ytics\nset key top right\n"
-		     "set yrange [0:*]\nset ylabel 'share of task runs (%%)'\n");
+		     "set ytics format '%%g'\n");
 	quoted_title(b.f, "set multiplot layout 2,1 title ",
 		     "%s: distributions over every run of every task (log2 slots, as runqlat)",
 		     json_get_str(report, "workload", "?"));

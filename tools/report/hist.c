@@ -5,8 +5,8 @@
 #include <string.h>
 
 const struct hist_kind hist_kinds[2] = {
-	{ "runq_wait_hist_us", "run-queue wait per run (sch-delay)" },
-	{ "on_cpu_hist_us", "on-CPU time per run (run-time)" },
+	{ "runq_wait_hist_us", "run-queue wait per run (sch-delay)", true },
+	{ "on_cpu_hist_us", "on-CPU time per run (run-time)", false },
 };
 
 static double run_sum(const struct json *run, const char *field, double *count)

@@ -3,6 +3,7 @@
 #ifndef TASKHOP_HIST_H
 #define TASKHOP_HIST_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "report/json.h"
@@ -12,6 +13,7 @@
 struct hist_kind {
 	const char *field; /* "runq_wait_hist_us" */
 	const char *what;  /* "run-queue wait per run" */
+	bool log_y;        /* figure: share on a log scale (most runs wait 0) */
 };
 extern const struct hist_kind hist_kinds[2];
 
