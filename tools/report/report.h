@@ -71,6 +71,9 @@ int report_timeline_mode(const struct json *report, unsigned long long *seed);
  * that seed); why gets the reason, "the median run of 5 by mean completion". */
 const struct json *report_timeline_run(const struct json *report, const char *policy, char *why,
 				       size_t len);
+/* Sets report["timeline_seed"] (--timeline-seed): "all", or seed. -1, changing nothing, if
+ * the report has runs and none of them has that seed. */
+int report_set_timeline_seed(struct json *report, bool all, unsigned long long seed);
 /* The Chrome trace-event JSON (Perfetto) of the report's chosen runs (above), one process
  * per run: tracks per CPU (the kernel's on-CPU intervals of its threads), per thread
  * (running / runnable / preempted / blocked), per worker and per task (task runs). */

@@ -79,3 +79,16 @@ const struct json *report_timeline_run(const struct json *report, const char *po
 		 run && json_is_num(json_get(run, "mean_completion_s")) ? "mean completion" : "wall time");
 	return run;
 }
+
+int report_set_timeline_seed(struct json *report, bool all, unsigned long long seed)
+{
+	if (all)
+		return json_set_str(report, "timeline_seed", "all");
+	const struct json *runs = json_get(report, "runs");
+	unsigned long long s;
+	/* compare sets it before any run exists: its caller checked the range */
+	bool found = json_len(runs) == 0;
+	for (size_t i = 0; i < json_len(runs) && !found; i++)
+		found = json_as_u64(json_get(json_at(runs, i), "seed"), &s) && s == seed;
+	return found ? json_set_u64(report, "timeline_seed", seed) : -1;
+}
