@@ -96,7 +96,8 @@ static int by_track_then_start(const void *a, const void *b)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->s != y->s)
 		return x->s < y->s ? -1 : 1;
-	return x->e > y->e ? -1 : x->e < y->e; /* the longer first: it is the one kept */
+	/* the shorter first: a zero-length slice stays, touching the one after it */
+	return x->e < y->e ? -1 : x->e > y->e;
 }
 
 /* Sorts the slices per track, clips what overlaps the previous slice, writes them. */
@@ -216,26 +217,32 @@ static void thread_track_name(char *buf, size_t len, const struct json *row)
 		snprintf(buf, len, "thread %.0f (not a worker's)", col(row, OC_TID));
 }
 
-/* The off-CPU stretch before interval `row` of a thread whose previous interval is prev
- * (NULL: its first one): preempted, or blocked then runnable (the run-queue wait). */
+/* A thread state's args: the thread, and the on-CPU interval the state led to. */
+static struct json *state_args(const struct json *row, size_t number, bool wait)
+{
+	struct json *a = json_obj();
+	json_set_num(a, "tid", col(row, OC_TID));
+	json_set_num(a, "worker", col(row, OC_WORKER));
+	json_set_num(a, "before_interval", (double)number);
+	if (wait)
+		json_set_num(a, "runq_wait_us", col(row, OC_WAIT) * 1e6);
+	return a;
+}
+
+/* The off-CPU stretch before interval `number` (row) of a thread whose previous interval
+ * is prev (NULL: its first one): preempted, or blocked then runnable (run-queue wait). */
 static void off_cpu_states(struct run_ctx *c, double tid, const struct json *prev,
-			   const struct json *row)
+			   const struct json *row, size_t number)
 {
 	int64_t s = ns_of(col(row, OC_START)), w = ns_of(col(row, OC_WAIT));
-	struct json *a;
 	if (prev && (int)col(prev, OC_ENDED) == 1) {
-		a = json_obj();
-		json_set_num(a, "runq_wait_us", col(row, OC_WAIT) * 1e6);
-		add_slice(c, tid, ns_of(col(prev, OC_END)), s, "preempted", a);
+		add_slice(c, tid, ns_of(col(prev, OC_END)), s, "preempted", state_args(row, number, true));
 		return;
 	}
 	if (prev && s - w > ns_of(col(prev, OC_END)))
-		add_slice(c, tid, ns_of(col(prev, OC_END)), s - w, "blocked", json_obj());
-	if (w > 0) {
-		a = json_obj();
-		json_set_num(a, "runq_wait_us", col(row, OC_WAIT) * 1e6);
-		add_slice(c, tid, s - w, s, "runnable", a);
-	}
+		add_slice(c, tid, ns_of(col(prev, OC_END)), s - w, "blocked", state_args(row, number, false));
+	if (w > 0)
+		add_slice(c, tid, s - w, s, "runnable", state_args(row, number, true));
 }
 
 /* CPU tracks and one state track per thread, from the timeline's "oncpu" rows. */
@@ -259,8 +266,8 @@ static void add_kernel_tracks(struct run_ctx *c, const struct json *oncpu)
 			name_track(c, track, name);
 		}
 		int64_t s = ns_of(col(row, OC_START)), e = ns_of(col(row, OC_END));
-		off_cpu_states(c, track, prev, row);
-		add_slice(c, track, s, e, "running", interval_args(row, ++number));
+		off_cpu_states(c, track, prev, row, ++number);
+		add_slice(c, track, s, e, "running", interval_args(row, number));
 		int w = (int)col(row, OC_WORKER), cpu = (int)col(row, OC_CPU);
 		snprintf(name, sizeof(name), "CPU %d", cpu);
 		name_track(c, TID_CPU + cpu, name);
