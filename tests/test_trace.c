@@ -19,6 +19,7 @@
 #include "lib/need_bpf.h"
 #include "lib/run_cli.h"
 #include "report/json.h"
+#include "report/report.h"
 
 /* ---- the checker ------------------------------------------------------------------ */
 
@@ -181,6 +182,59 @@ static void checker_catches_partial_overlap_and_unnamed_tracks(void **state)
 	json_free(overlap);
 	json_free(unnamed);
 	json_free(bare);
+}
+
+/* A report of one run of `policy` with these timeline rows (JSON text). */
+static struct json *one_run_report(const char *policy, const char *runs, const char *oncpu)
+{
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "{\"policies\":{\"%s\":{}},\"runs\":[{\"policy\":\"%s\",\"seed\":1,"
+		 "\"mean_completion_s\":1,\"workers\":[{\"tid\":11}],\"timeline\":{\"runs\":%s,"
+		 "\"oncpu\":%s}}]}", policy, policy, runs, oncpu);
+	return parse(text);
+}
+
+/* The trace of report r (freed), checked by the rules above, with `clipped` slices cut. */
+static struct json *traced(struct json *r, double clipped)
+{
+	char why[256];
+	struct json *trace = report_trace(r);
+	json_free(r);
+	const char *bad = trace_problem(trace, false, why, sizeof(why));
+	if (bad)
+		fail_msg("%s", bad);
+	assert_true(json_get_num(json_at(json_get(trace, "runs_drawn"), 0), "clipped_slices", -1) == clipped);
+	return trace;
+}
+
+/* kthread: each task runs on its own thread at the same time as the others (worker -1);
+ * their runs go to their task tracks only, not to one shared track where they overlap. */
+static void kthread_tasks_running_at_once_share_no_track(void **state)
+{
+	(void)state;
+	struct json *r = one_run_report("kthread", "[[1,-1,0,0,1],[2,-1,1,0,1],[3,-1,0,0.5,1.5]]",
+					"[[21,-1,0,0,1,0,0,1],[22,-1,1,0,1,0,0,2]]");
+	json_free(traced(r, 0));
+}
+
+/* Two threads' intervals that overlap on one CPU (an estimated start): the later one is
+ * cut to start when the earlier ends, and the trace counts it. */
+static void overlapping_intervals_on_a_cpu_are_clipped_and_counted(void **state)
+{
+	(void)state;
+	struct json *r = one_run_report("steal", "[[1,0,0,0,0.3]]",
+					"[[11,0,0,0,0.3,0,0,1],[12,-1,0,0.2,0.5,0,0,0]]");
+	struct json *trace = traced(r, 1);
+	const struct json *ev = json_get(trace, "traceEvents");
+	int cut = 0;
+	for (size_t i = 0; i < json_len(ev); i++) {
+		const struct json *e = json_at(ev, i);
+		cut += !strcmp(json_get_str(e, "name", ""), "thread 12") && json_get_num(e, "ts", 0) == 3e5 &&
+		       json_get_num(e, "dur", 0) == 2e5;
+	}
+	assert_int_equal(cut, 1);
+	json_free(trace);
 }
 
 /* ---- a real recorded compare ------------------------------------------------------ */
@@ -394,6 +448,8 @@ int main(void)
 {
 	const struct CMUnitTest unit[] = {
 		cmocka_unit_test(checker_catches_partial_overlap_and_unnamed_tracks),
+		cmocka_unit_test(kthread_tasks_running_at_once_share_no_track),
+		cmocka_unit_test(overlapping_intervals_on_a_cpu_are_clipped_and_counted),
 	};
 	const struct CMUnitTest recorded[] = {
 		cmocka_unit_test(recorded_compare_traces_the_median_run_by_perfettos_rules),

@@ -385,9 +385,11 @@ static void add_task_runs(struct run_ctx *c, const struct json *run, const struc
 		else
 			snprintf(name, sizeof(name), "worker %d", w);
 		add_slice(c, track, s, e, name, run_args(row, number, ended, wait, i));
-		snprintf(name, sizeof(name), "worker %d: task runs", w);
-		name_track(c, TID_WORKER + w, name);
-		add_slice(c, TID_WORKER + w, s, e, label, run_args(row, number, ended, wait, i));
+		if (w >= 0) { /* worker -1: a kthread-policy task on its own thread, no worker's */
+			snprintf(name, sizeof(name), "worker %d: task runs", w);
+			name_track(c, TID_WORKER + w, name);
+			add_slice(c, TID_WORKER + w, s, e, label, run_args(row, number, ended, wait, i));
+		}
 		if (prev)
 			mark_moves(c, track, prev, row);
 	}
@@ -421,7 +423,7 @@ static void add_migrations(struct run_ctx *c, const struct json *migs)
 
 /* One run as one trace process, named after its workload, policy, seed and why it was
  * drawn; its args say where the CPU tracks come from and what was clipped. */
-static void add_run(struct json *ev, const struct json *run, int pid, const char *why)
+static size_t add_run(struct json *ev, const struct json *run, int pid, const char *why)
 {
 	char name[320], seed[32];
 	const struct json *tl = json_get(run, "timeline");
@@ -447,10 +449,12 @@ static void add_run(struct json *ev, const struct json *run, int pid, const char
 	json_push(ev, e);
 	free(c.p);
 	json_free(c.names);
+	return c.clipped;
 }
 
-/* A row entry {pid, policy, seed, why} of the trace's "runs_drawn". */
-static struct json *drawn(int pid, const struct json *run, const char *why)
+/* Draws run as process pid and returns its entry in the trace's "runs_drawn": {pid,
+ * policy, seed, repeat, why, clipped_slices}. */
+static struct json *draw(struct json *ev, int pid, const struct json *run, const char *why)
 {
 	struct json *d = json_obj();
 	json_set_num(d, "pid", pid);
@@ -458,6 +462,7 @@ static struct json *drawn(int pid, const struct json *run, const char *why)
 	json_set(d, "seed", json_clone(json_get(run, "seed")));
 	json_set_num(d, "repeat", json_get_num(run, "repeat", 1));
 	json_set_str(d, "why", why);
+	json_set_num(d, "clipped_slices", (double)add_run(ev, run, pid, why));
 	return d;
 }
 
@@ -477,14 +482,11 @@ struct json *report_trace(const struct json *report)
 				continue;
 			snprintf(why, sizeof(why), "repeat %.0f, every run drawn (--timeline-seed all)",
 				 json_get_num(run, "repeat", 1));
-			json_push(list, drawn(pid, run, why));
-			add_run(ev, run, pid++, why);
+			json_push(list, draw(ev, pid++, run, why));
 		}
 		const struct json *run = mode == REPORT_PICK_ALL ? NULL : report_timeline_run(report, pol, why, sizeof(why));
-		if (run) {
-			json_push(list, drawn(pid, run, why));
-			add_run(ev, run, pid++, why);
-		}
+		if (run)
+			json_push(list, draw(ev, pid++, run, why));
 	}
 	if (mode == REPORT_PICK_SEED)
 		json_set_u64(root, "timeline_seed", seed);
