@@ -42,7 +42,8 @@ RUNTIME_SRC := $(wildcard user/runtime/*.c user/runtime/*.S)
 RECORD_SRC := $(wildcard user/record/*.c)
 DIST_SRC := $(wildcard user/dist/*.c)
 TOOLS_MAIN := tools/taskhop.c
-TOOLS_SRC := $(filter-out $(TOOLS_MAIN),$(wildcard tools/*.c tools/workloads/*.c tools/report/*.c))
+TOOLS_SRC := $(filter-out $(TOOLS_MAIN),$(wildcard tools/*.c tools/workloads/*.c tools/workloads/*/*.c \
+	     tools/report/*.c))
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_LIB_SRC := $(wildcard tests/lib/*.c)
 BPF_SRC := $(wildcard bpf/*.bpf.c)
@@ -82,7 +83,7 @@ $(B)/obj/%.S.o: %.S
 # An object waits for (and is rebuilt with) the BPF skeletons its source includes: read
 # from the #include lines, since the compiler's -MMD list exists only after a first build.
 SKEL_INCLUDES := $(shell awk -F'"' '/^\#include "[a-z_]+\.skel\.h"/ { print FILENAME ":" $$2 }' \
-	$(wildcard user/*/*.c tools/*.c tools/*/*.c tests/*.c tests/*/*.c))
+	$(wildcard user/*/*.c tools/*.c tools/*/*.c tools/*/*/*.c tests/*.c tests/*/*.c))
 $(foreach i,$(SKEL_INCLUDES),$(eval $(call obj,$(firstword $(subst :, ,$(i)))): $(B)/$(lastword $(subst :, ,$(i)))))
 
 $(LIB_RUNTIME): $(call obj,$(RUNTIME_SRC))

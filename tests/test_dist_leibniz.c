@@ -152,7 +152,7 @@ static void the_recorder_follows_every_worker_process(void **state)
 	small(&c, LZ_PMAP);
 	c.terms = 30000000; /* tens of ms per input: visible on-CPU time */
 	c.inputs = 2;
-	c.bpf = true;
+	lz_follow_with_recorder(&c);
 	c.proc_threads = 1;
 	c.baseline = false;
 	if (lz_experiment(&c, o, err, sizeof err) != 0)

@@ -41,6 +41,7 @@ struct cli_run {
 	const char *workers_text; /* as given, for messages */
 	bool no_bpf;
 	bool quiet;               /* no table on stdout */
+	bool hist;                /* --hist: also the run-queue wait / on-CPU distributions */
 	const char *json_path;
 	char **wl_argv;           /* the workload's own options, as given (for the JSON) */
 	int wl_argc;

@@ -171,7 +171,8 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 			c->force = true;
 			continue;
 		}
-		if (strcmp(a, "--policy") == 0 || strcmp(a, "--json") == 0 || strcmp(a, "--quiet") == 0)
+		if (strcmp(a, "--policy") == 0 || strcmp(a, "--json") == 0 || strcmp(a, "--quiet") == 0 ||
+		    strcmp(a, "--hist") == 0)
 			return cli_usage("compare", "%s is an option of 'taskhop run'; compare takes "
 					 "--policies and --out", a);
 		if (!val) {

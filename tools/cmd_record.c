@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "rec_json.h"
+#include "report/hist.h"
 #include "record.h"
 #include "report/report.h"
 
@@ -30,8 +31,8 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fputs("usage: taskhop record [-o FILE.json] [-q] -- CMD [ARGS...]\n"
-	      "       taskhop record [-o FILE.json] [-q] -p PID [-p PID ...]\n"
+	fputs("usage: taskhop record [-o FILE.json] [-q] [--hist] -- CMD [ARGS...]\n"
+	      "       taskhop record [-o FILE.json] [-q] [--hist] -p PID [-p PID ...]\n"
 	      "Records, for a program linked with libtaskhop, what the kernel did to the threads\n"
 	      "running each user task, and prints it with the columns of 'taskhop run': CPU\n"
 	      "migrations (migr-k: kernel migrations of a worker, each charged to the task running\n"
@@ -45,6 +46,8 @@ static void usage(FILE *f)
 	      "                 'taskhop report FILE.json' renders it)\n"
 	      "  -p PID         follow a running process (repeatable, up to 8)\n"
 	      "  -q             no header line and no tables\n"
+	      "  --hist         also the run-queue wait and on-CPU time per run of a task, as\n"
+	      "                 log2 histograms (as bcc's runqlat), after the tables\n"
 	      "example:\n"
 	      "  taskhop record -o rec.json -- taskhop run darts --policy shared --small 1e6 --large 1e8 --quiet --no-bpf\n", f);
 }
@@ -56,6 +59,7 @@ struct record_opts {
 	pid_t pids[TH_REC_MAX_TARGETS];
 	int npids;
 	bool quiet;
+	bool hist;
 	char **cmd;
 };
 
@@ -109,6 +113,7 @@ static int parse_record(int argc, char **argv, struct record_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "hist", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -127,6 +132,9 @@ static int parse_record(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'H':
+			o->hist = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -217,7 +225,7 @@ static struct json *recording_json(struct th_record *r, const struct followed *f
 }
 
 static void print_recording(const struct json *j, const struct followed *fw, int n,
-			    const char *attached_at, FILE *f)
+			    const char *attached_at, bool hist, FILE *f)
 {
 	const struct json *runs = json_get(j, "runs");
 	for (int i = 0; i < n; i++) {
@@ -226,6 +234,8 @@ static void print_recording(const struct json *j, const struct followed *fw, int
 			fw[i].pid, fw[i].command[0] ? fw[i].command : "?", attached_at,
 			json_get_num(run, "wall_s", 0));
 		report_run_text(run, f);
+		if (hist)
+			hist_text(run, f);
 	}
 }
 
@@ -347,7 +357,7 @@ int cmd_record(int argc, char **argv)
 	}
 	/* a command writes to our stdout: keep it clean, the tables go to stderr */
 	if (!o.quiet)
-		print_recording(j, fw, nfw, attached_at, child > 0 ? stderr : stdout);
+		print_recording(j, fw, nfw, attached_at, o.hist, child > 0 ? stderr : stdout);
 	if (o.out && json_write_file(o.out, j, 1, err, sizeof(err)))
 		rc = cli_fail("record", "%s", err);
 	else

@@ -5,13 +5,15 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "report/hist.h"
 #include "report/report.h"
 #include "report/stats.h"
 
 static void report_help(FILE *f)
 {
 	fprintf(f,
-		"usage: taskhop report DIR|FILE.json [--out DIR] [--no-files] [--bench] [--timeline-seed S|all]\n"
+		"usage: taskhop report DIR|FILE.json [--out DIR] [--no-files] [--bench] [--hist]\n"
+		"                      [--timeline-seed S|all]\n"
 		"\n"
 		"Reads DIR/report.json (written by 'taskhop compare') or a run JSON (written by\n"
 		"'taskhop run --json'), prints the summary, and re-renders report.md, report.html,\n"
@@ -19,6 +21,8 @@ static void report_help(FILE *f)
 		"\n"
 		"  --out DIR    write the rendered files there (default: the JSON's directory)\n"
 		"  --no-files   only print the summary\n"
+		"  --hist       also print, per policy, the run-queue wait and on-CPU time per run\n"
+		"               of a task as log2 histograms (as bcc's runqlat)\n"
 		"  --bench      print the report's key figures as 'bench: NAME VALUE UNIT' lines\n"
 		"               instead (what 'make bench' shows)\n"
 		"  --timeline-seed S|all  which run's trace (and timeline) to draw per policy: the\n"
@@ -104,13 +108,15 @@ int cmd_report(int argc, char **argv)
 {
 	const char *src = NULL, *out = NULL, *timeline_seed = NULL;
 	uint64_t seed = 0;
-	bool files = true, bench = false;
+	bool files = true, bench = false, hist = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			report_help(stdout);
 			return 0;
 		} else if (strcmp(argv[i], "--no-files") == 0) {
 			files = false;
+		} else if (strcmp(argv[i], "--hist") == 0) {
+			hist = true;
 		} else if (strcmp(argv[i], "--bench") == 0) {
 			bench = true;
 			files = false;
@@ -178,6 +184,8 @@ int cmd_report(int argc, char **argv)
 		return 0;
 	}
 	report_text(j, stdout);
+	if (hist)
+		hist_text(j, stdout);
 	int rc = 0;
 	if (files) {
 		const char *to = out ? out : dir;

@@ -13,6 +13,7 @@
 #include "rec_json.h"
 #include "record.h"
 #include "report/fsutil.h"
+#include "report/hist.h"
 #include "report/report.h"
 
 static void run_help(FILE *f)
@@ -21,7 +22,7 @@ static void run_help(FILE *f)
 	fprintf(f,
 		"usage: taskhop run WORKLOAD [--policy P] [--workers N|auto|cores] [--pin] [--seed S]\n"
 		"                   [--json FILE] [--no-bpf] [--activations M] [--preempt MS] [--quiet]\n"
-		"                   [workload options]\n"
+		"                   [--hist] [workload options]\n"
 		"\n"
 		"Runs WORKLOAD once on the task runtime and prints one row per task (worker hops,\n"
 		"CPU migrations, run time, run-queue wait) and a summary: mean completion, makespan\n"
@@ -37,6 +38,8 @@ static void run_help(FILE *f)
 		"  --activations M  off (default), bpf, explicit or auto: a spare thread takes over a\n"
 		"                 worker whose thread blocks in the kernel inside a task\n"
 		"  --quiet        no table on stdout\n"
+		"  --hist         also print, as log2 histograms (runqlat), each run's run-queue\n"
+		"                 wait and on-CPU time over the tasks' runs (BPF)\n"
 		"  --preempt MS   preempt a task after MS ms without a yield (0.01..10000; darts\n"
 		"                 and isprime only: their tasks hold no locks)\n"
 		"Numbers, here and in workload options: digits or the 1e7 form (2.5e6), whole,\n"
@@ -115,6 +118,8 @@ int cli_parse_run(int argc, char **argv, struct cli_run *o)
 			o->no_bpf = true;
 		} else if (strcmp(a, "--quiet") == 0) {
 			o->quiet = true;
+		} else if (strcmp(a, "--hist") == 0) {
+			o->hist = true;
 		} else if (strcmp(a, "--activations") == 0) {
 			if (!has_val || th_parse_activations(argv[i + 1], &o->cfg.activations) != 0)
 				return cli_usage(cli_cmd_name, "--activations must be off, bpf, explicit or auto%s%s%s",
@@ -232,7 +237,7 @@ static struct json *num_or_null(bool ok, double x)
 	return ok ? json_num(x) : json_null();
 }
 
-static struct json *task_json(const struct wl_task *t, struct th_record *rec)
+static struct json *task_json(const struct wl_task *t, struct th_record *rec, uint64_t t0)
 {
 	struct json *o = json_obj();
 	struct th_rec_task rt;
@@ -249,6 +254,7 @@ static struct json *task_json(const struct wl_task *t, struct th_record *rec)
 	json_set_num(o, "preempted", (double)t->st.preempted); /* by the runtime */
 	json_set_num(o, "worker_hops", (double)t->st.worker_hops);
 	rec_json_task_kernel(o, k ? &rt : NULL);
+	rec_json_task_slices(o, rec, k ? &rt : NULL, t0);
 	/* SPT input: the workload's own measure, else the kernel's on-CPU time. */
 	double work = t->work_s >= 0 ? t->work_s : k ? (double)rt.on_cpu_ns / 1e9 : -1;
 	json_set(o, "work_s", num_or_null(work >= 0, work));
@@ -391,7 +397,7 @@ static struct json *build_run(const struct cli_run *o, const struct wl_result *r
 	json_set_num(run, "cpu_s", (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 				   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	for (size_t i = 0; i < res->ntasks; i++)
-		json_push(tasks, task_json(&res->tasks[i], rec));
+		json_push(tasks, task_json(&res->tasks[i], rec, res->t0_ns));
 	json_set(run, "tasks", tasks);
 	json_set(run, "workers", workers_json(workers, tids, log, rec));
 	json_set(run, "timeline", timeline_json(log, rec, res->t0_ns));
@@ -507,6 +513,8 @@ int cmd_run(int argc, char **argv)
 	if (run) {
 		if (!o.quiet)
 			report_run_text(run, stdout);
+		if (!o.quiet && o.hist)
+			hist_text(run, stdout);
 		fflush(stdout);
 		if (o.json_path && json_write_file(o.json_path, run, 1, err, sizeof(err)))
 			rc = cli_fail("run", "%s", err);

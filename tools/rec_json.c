@@ -5,11 +5,69 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "report/stats.h"
 #include "taskhop.h"
 
 static struct json *num_or_null(bool have, double x)
 {
 	return have ? json_num(x) : json_null();
+}
+
+static double rel_s(uint64_t ns, uint64_t t0)
+{
+	return ((double)ns - (double)t0) / 1e9;
+}
+
+/* Index of the first run of (pid, task) in runs sorted by (pid, task, start). */
+static size_t first_run_of(const struct th_rec_run *rr, size_t n, int pid, uint64_t task)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rr[mid].pid < pid || (rr[mid].pid == pid && rr[mid].task_id < task))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Counts up to the last non-empty slot (an empty histogram is []). */
+static struct json *hist_json(const double *count)
+{
+	int last = -1;
+	for (int i = 0; i < STATS_LOG2_SLOTS; i++)
+		if (count[i] > 0)
+			last = i;
+	struct json *a = json_arr();
+	for (int i = 0; i <= last; i++)
+		json_push(a, json_num(count[i]));
+	return a;
+}
+
+void rec_json_task_slices(struct json *o, struct th_record *rec, const struct th_rec_task *rt,
+			  uint64_t t0)
+{
+	size_t n = 0;
+	const struct th_rec_run *rr = rt && rec ? th_record_runs(rec, &n) : NULL;
+	if (!rr) {
+		json_set_null(o, "max_runq_wait_ns");
+		json_set_null(o, "max_runq_wait_at_s");
+		json_set_null(o, "runq_wait_hist_us");
+		json_set_null(o, "on_cpu_hist_us");
+		return;
+	}
+	json_set_num(o, "max_runq_wait_ns", (double)rt->max_runq_wait_ns);
+	json_set(o, "max_runq_wait_at_s",
+		 num_or_null(rt->max_runq_wait_ns > 0, rel_s(rt->max_runq_wait_at_ns, t0)));
+	double wait[STATS_LOG2_SLOTS] = { 0 }, on[STATS_LOG2_SLOTS] = { 0 };
+	for (size_t i = first_run_of(rr, n, rt->pid, rt->task_id);
+	     i < n && rr[i].pid == rt->pid && rr[i].task_id == rt->task_id; i++) {
+		wait[stats_log2_slot((double)rr[i].runq_wait_ns / 1e3)]++;
+		on[stats_log2_slot((double)rr[i].on_cpu_ns / 1e3)]++;
+	}
+	json_set(o, "runq_wait_hist_us", hist_json(wait));
+	json_set(o, "on_cpu_hist_us", hist_json(on));
 }
 
 void rec_json_task_kernel(struct json *o, const struct th_rec_task *rt)
@@ -49,10 +107,6 @@ void rec_json_worker_kernel(struct json *o, const struct th_rec_worker *rw)
 	json_set(o, "host_tid", num_or_null(rw && rw->host_tid, k->host_tid));
 }
 
-static double rel_s(uint64_t ns, uint64_t t0)
-{
-	return ((double)ns - (double)t0) / 1e9;
-}
 
 static void push_row(struct json *rows, const double *v, int n)
 {
@@ -134,7 +188,7 @@ void rec_json_timeline(struct th_record *rec, int pid, uint64_t t0, struct json 
 
 /* A task of the recording as a run-JSON task: what the runtime's counters would say,
  * from the runs seen (run log or USDT), plus the kernel figures. */
-static struct json *task_json(const struct th_rec_task *t, uint64_t t0)
+static struct json *task_json(struct th_record *rec, const struct th_rec_task *t, uint64_t t0)
 {
 	struct json *o = json_obj();
 	json_set_num(o, "id", (double)t->task_id);
@@ -149,6 +203,7 @@ static struct json *task_json(const struct th_rec_task *t, uint64_t t0)
 	json_set_num(o, "yields", (double)t->yields);
 	json_set_num(o, "worker_hops", (double)t->worker_hops);
 	rec_json_task_kernel(o, t);
+	rec_json_task_slices(o, rec, t, t0);
 	json_set_num(o, "work_s", (double)t->on_cpu_ns / 1e9); /* SPT input: its CPU time */
 	return o;
 }
@@ -197,7 +252,7 @@ struct json *rec_json_run(struct th_record *rec, const struct rec_target_info *t
 	json_set_null(run, "peak_rss_kb");
 	for (size_t i = 0; tasks && i < nt; i++)
 		if (tasks[i].pid == t->pid && tasks[i].task_id)
-			json_push(ta, task_json(&tasks[i], t0));
+			json_push(ta, task_json(rec, &tasks[i], t0));
 	json_set(run, "tasks", ta);
 	json_set(run, "workers", wa);
 	rec_json_timeline(rec, t->pid, t0, tl);

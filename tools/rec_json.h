@@ -12,6 +12,13 @@
  * cpus_visited, on_cpu_ns, runq_wait_ns, preemptions, kernel_blocked_ns, kernel_blocks);
  * all null when rt is NULL (no BPF, or the task was not seen). */
 void rec_json_task_kernel(struct json *task, const struct th_rec_task *rt);
+/* Per run of the task (BPF): its largest scheduling delay and when it ended
+ * (max_runq_wait_ns, max_runq_wait_at_s from t0, null when it never waited), and log2
+ * histograms over its runs of the run-queue wait and of the on-CPU time
+ * (runq_wait_hist_us, on_cpu_hist_us: counts per slot of stats_log2_slot, in µs);
+ * all null when rt is NULL. */
+void rec_json_task_slices(struct json *task, struct th_record *rec, const struct th_rec_task *rt,
+			  uint64_t t0);
 /* The kernel-only worker fields (cpu_migrations, preemptions, on_cpu_ns, runq_wait_ns,
  * kernel_blocked_ns, kernel_blocks, host_tid); null when rw is NULL. */
 void rec_json_worker_kernel(struct json *worker, const struct th_rec_worker *rw);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/hist.h"
 #include "report/json.h"
 #include "report/report.h"
 #include "workload.h"
@@ -110,6 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		report_run_text(json_at(json_get(j, "runs"), 0), null);
 		report_aggregate(j);
 		report_text(j, null);
+		hist_text(j, null);
 		struct report_figs figs;
 		memset(&figs, 0, sizeof(figs));
 		report_figures(j, "/nonexistent/taskhop-fuzz", &figs, err, sizeof(err));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/hist.h"
 #include "workload.h"
 
 /* Policy colours, in the order policies first appear (colour-blind safe, Tol's palette). */
@@ -284,6 +285,119 @@ static int fig_speedup(const struct json *report, const char *dir, struct report
 		    "Time and speedup vs serial", fe);
 }
 
+/* A slot's lower bound in µs as a short tic label: 0, 1, 2, ... 512, 1K, ... (K = 1024). */
+static void slot_label(char *buf, size_t len, int slot)
+{
+	double lo, hi;
+	stats_log2_bounds(slot, &lo, &hi);
+	if (lo >= 1073741824.0)
+		snprintf(buf, len, "%.0fG", lo / 1073741824.0);
+	else if (lo >= 1048576)
+		snprintf(buf, len, "%.0fM", lo / 1048576);
+	else if (lo >= 1024)
+		snprintf(buf, len, "%.0fK", lo / 1024);
+	else
+		snprintf(buf, len, "%.0f", lo);
+}
+
+/* The smallest non-zero share (%) of a policy's runs in one slot; 100 when none. */
+static double min_share(const double (*count)[STATS_LOG2_SLOTS], const double *n, size_t np)
+{
+	double m = 100;
+	for (size_t p = 0; p < np; p++)
+		for (int i = 0; n[p] > 0 && i < STATS_LOG2_SLOTS; i++)
+			if (count[p][i] > 0 && 100 * count[p][i] / n[p] < m)
+				m = 100 * count[p][i] / n[p];
+	return m;
+}
+
+/* One panel: per slot, the share (%) of each policy's task runs in it, as clustered bars.
+ * Returns false when no policy has data for this kind. */
+static bool hist_panel(FILE *f, const struct json *runs, const struct json *pols,
+		       const struct hist_kind *kind, const char *block)
+{
+	size_t np = json_len(pols);
+	double (*count)[STATS_LOG2_SLOTS] = calloc(np ? np : 1, sizeof(*count));
+	double *n = calloc(np ? np : 1, sizeof(*n));
+	int first = STATS_LOG2_SLOTS, last = -1;
+	for (size_t p = 0; count && n && p < np; p++) {
+		n[p] = hist_sum(runs, json_key_at(pols, p), kind->field, count[p]);
+		for (int i = 0; i < STATS_LOG2_SLOTS; i++)
+			if (count[p][i] > 0) {
+				first = i < first ? i : first;
+				last = i > last ? i : last;
+			}
+	}
+	if (last >= 0) {
+		fprintf(f, "%s << EOD\n", block);
+		for (int i = first; i <= last; i++) {
+			fprintf(f, "%d", i - first);
+			for (size_t p = 0; p < np; p++) {
+				if (n[p] > 0)
+					fprintf(f, " %.4f", 100 * count[p][i] / n[p]);
+				else
+					fprintf(f, " NaN");
+			}
+			fprintf(f, "\n");
+		}
+		fprintf(f, "EOD\nset xtics (");
+		for (int i = first; i <= last; i++) {
+			char label[16];
+			slot_label(label, sizeof(label), i);
+			fig_quote(f, label);
+			fprintf(f, " %d%s", i - first, i < last ? ", " : ")\n");
+		}
+		quoted_title(f, "set title ", "%s", kind->what);
+		/* most runs wait 0 us: a log scale keeps the tail of long waits visible */
+		if (kind->log_y) /* down to the decade of the smallest share drawn */
+			fprintf(f, "set logscale y\nset yrange [%g:100]\n"
+				   "set ylabel 'share of task runs (%%, log scale)'\n",
+				pow(10, floor(log10(min_share((const double (*)[STATS_LOG2_SLOTS])count, n, np)))));
+		else
+			fprintf(f, "unset logscale y\nset yrange [0:*]\nset ylabel 'share of task runs (%%)'\n");
+		fprintf(f, "set xlabel 'us, log2 slots [lo, 2 lo) named by lo (K = 1024)'\nplot ");
+		bool lead = true;
+		for (size_t p = 0; p < np; p++) {
+			if (!(n[p] > 0))
+				continue;
+			fprintf(f, "%s%s using %zu lc rgb '%s' ", lead ? "" : ", ", block, p + 2,
+				report_policy_colour((int)p));
+			key_title(f, json_key_at(pols, p));
+			lead = false;
+		}
+		fprintf(f, "\n");
+	}
+	free(count);
+	free(n);
+	return last >= 0;
+}
+
+/* 5. Distributions over task runs (BPF): run-queue wait and on-CPU time per run, per policy. */
+static int fig_distributions(const struct json *report, const char *dir, struct report_figs *figs,
+			     struct fig_err *fe)
+{
+	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
+	struct sbuf b;
+	if (sb_open(&b))
+		return 0;
+	fprintf(b.f, "set style data histograms\nset style histogram clustered gap 1\n"
+		     "set style fill solid 0.85 border -1\nset grid ytics\nset key top right\n"
+		     "set ytics format '%%g'\n");
+	quoted_title(b.f, "set multiplot layout 2,1 title ",
+		     "%s: distributions over every run of every task (log2 slots, as runqlat)",
+		     json_get_str(report, "workload", "?"));
+	bool any = false;
+	for (int k = 0; k < 2; k++)
+		any |= hist_panel(b.f, runs, pols, &hist_kinds[k], k ? "$oncpu" : "$wait");
+	fprintf(b.f, "unset multiplot\n");
+	if (!any) { /* recorded without BPF: nothing to draw */
+		free(sb_close(&b));
+		return 0;
+	}
+	return draw(dir, "distributions.svg", 900, 720, sb_close(&b), figs,
+		    "Run-queue wait and on-CPU time per task run, per policy (BPF)", fe);
+}
+
 int report_figures(const struct json *report, const char *dir, struct report_figs *figs,
 		   char *err, size_t errlen)
 {
@@ -296,7 +410,7 @@ int report_figures(const struct json *report, const char *dir, struct report_fig
 		if (json_len(json_get(json_at(runs, r), "tasks")) > ntasks)
 			ntasks = json_len(json_get(json_at(runs, r), "tasks"));
 	const struct th_workload *wl = wl_find(json_get_str(report, "workload", ""));
-	int drawn[4] = { 0 };
+	int drawn[5] = { 0 };
 	if (ntasks >= 2)
 		drawn[0] = fig_returns(report, dir, figs, &fe);
 	if (drawn[0] >= 0 && wl && wl->figures) {
@@ -313,7 +427,9 @@ int report_figures(const struct json *report, const char *dir, struct report_fig
 		drawn[2] = fig_migrations(report, dir, figs, &fe);
 	if (drawn[0] >= 0 && drawn[2] >= 0)
 		drawn[3] = fig_speedup(report, dir, figs, &fe);
-	if (drawn[0] < 0 || drawn[2] < 0 || drawn[3] < 0)
+	if (drawn[0] >= 0 && drawn[2] >= 0 && drawn[3] >= 0 && ntasks >= 1)
+		drawn[4] = fig_distributions(report, dir, figs, &fe);
+	if (drawn[0] < 0 || drawn[2] < 0 || drawn[3] < 0 || drawn[4] < 0)
 		return -1;
-	return drawn[0] + drawn[1] + drawn[2] + drawn[3];
+	return drawn[0] + drawn[1] + drawn[2] + drawn[3] + drawn[4];
 }

@@ -74,7 +74,7 @@ void report_run_text(const struct json *run, FILE *f)
 {
 	const struct json *bpf = json_get(run, "bpf");
 	bool bpf_on = json_get(bpf, "enabled") && json_bool_of(json_get(bpf, "enabled"));
-	char b[17][40];
+	char b[19][40];
 	char seed[32];
 	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%s  bpf=%s",
 		json_get_str(run, "workload", "?"), json_get_str(run, "policy", "?"),
@@ -92,10 +92,13 @@ void report_run_text(const struct json *run, FILE *f)
 		fprintf(f, " (%.0f lost events)", json_get_num(bpf, "lost_events", 0));
 	fputc('\n', f);
 	/* preempted: by the runtime (--preempt); k-preempt: by the kernel (BPF) */
-	fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %9s %5s %6s %6s %-5s %11s %11s %9s %11s %6s\n",
+	/* max-delay: the largest run-queue wait of one run (perf sched latency's "max delay"),
+	 * max-at: when it ended, seconds from t0 */
+	fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %9s %5s %6s %6s %-5s %11s %11s %9s %11s %6s"
+		   " %13s %9s\n",
 		"task", "label", "n", "spawn", "first", "last", "done(ms)", "runs", "yields", "preempted",
 		"hops", "migr", "migr-k", "cpus", "run-time(ms)", "sch-delay", "k-preempt", "blocked(ms)",
-		"blocks");
+		"blocks", "max-delay(ms)", "max-at(s)");
 	const struct json *tasks = json_get(run, "tasks");
 	for (size_t i = 0; i < json_len(tasks); i++) {
 		const struct json *t = json_at(tasks, i);
@@ -108,10 +111,13 @@ void report_run_text(const struct json *run, FILE *f)
 		fmt_num(b[13], 32, json_get(t, "preemptions"), "%.0f", 1);
 		fmt_num(b[14], 32, json_get(t, "kernel_blocked_ns"), "%.2f", 1e-6);
 		fmt_num(b[15], 32, json_get(t, "kernel_blocks"), "%.0f", 1);
-		for (int k = 9; partial && k < 16; k++)
-			if (strcmp(b[k], "-") != 0)
+		fmt_num(b[17], 32, json_get(t, "max_runq_wait_ns"), "%.3f", 1e-6);
+		fmt_num(b[18], 32, json_get(t, "max_runq_wait_at_s"), "%.4f", 1);
+		for (int k = 9; partial && k < 18; k++)
+			if (k != 16 && strcmp(b[k], "-") != 0)
 				strcat(b[k], "~");
-		fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %9s %5s %6s %6s %-5s %11s %11s %9s %11s %6s\n",
+		fprintf(f, "%5s %-10s %10s %5s %5s %4s %10s %5s %6s %9s %5s %6s %6s %-5s %11s %11s %9s %11s %6s"
+			   " %13s %9s\n",
 			fmt_num(b[0], 32, json_get(t, "id"), "%.0f", 1),
 			json_get_str(t, "label", ""),
 			fmt_num(b[1], 32, json_get(t, "n"), "%.4g", 1),
@@ -123,7 +129,7 @@ void report_run_text(const struct json *run, FILE *f)
 			fmt_num(b[7], 32, json_get(t, "yields"), "%.0f", 1),
 			fmt_num(b[16], 32, json_get(t, "preempted"), "%.0f", 1),
 			fmt_num(b[8], 32, json_get(t, "worker_hops"), "%.0f", 1),
-			b[9], b[10], cpus, b[11], b[12], b[13], b[14], b[15]);
+			b[9], b[10], cpus, b[11], b[12], b[13], b[14], b[15], b[17], b[18]);
 	}
 	const struct json *ws = json_get(run, "workers");
 	if (json_len(ws)) {
@@ -306,6 +312,145 @@ static void run_cells(const struct json *r, size_t i, char cell[RUN_COLUMNS][64]
 	blocked_ms(cell[10], 64, r);
 }
 
+/* A Markdown table row of n cells, and a header (names, then the rule). */
+static void md_row(FILE *f, const char (*cell)[64], size_t n)
+{
+	fputc('|', f);
+	for (size_t c = 0; c < n; c++)
+		fprintf(f, " %s |", cell[c]);
+	fputc('\n', f);
+}
+
+static void md_header(FILE *f, const char *const *names, size_t n)
+{
+	fputc('|', f);
+	for (size_t c = 0; c < n; c++)
+		fprintf(f, " %s |", names[c]);
+	fprintf(f, "\n|");
+	for (size_t c = 0; c < n; c++)
+		fprintf(f, "---|");
+	fputc('\n', f);
+}
+
+/* ---- Largest scheduling delays: per policy, the tasks whose one run waited longest ---- */
+
+static const char *const delay_columns[] = {
+	"policy", "run", "task", "label", "max sch-delay ms", "at s", "sch-delay ms", "runs",
+};
+#define DELAY_COLUMNS (sizeof(delay_columns) / sizeof(delay_columns[0]))
+#define DELAYS_PER_POLICY 5
+
+struct delay {
+	size_t run;
+	const struct json *task;
+	double max;
+};
+
+static int delay_cmp(const void *x, const void *y)
+{
+	const struct delay *a = x, *b = y;
+	return (a->max < b->max) - (a->max > b->max); /* largest first */
+}
+
+/* The policy's tasks (over all its runs) with a measured max_runq_wait_ns, largest first,
+ * at most `max`; *n gets how many. NULL when there are none (no BPF) or on OOM. */
+static struct delay *largest_delays(const struct json *runs, const char *policy, size_t max, size_t *n)
+{
+	size_t total = 0, k = 0;
+	for (size_t r = 0; r < json_len(runs); r++)
+		total += json_len(json_get(json_at(runs, r), "tasks"));
+	struct delay *d = total ? calloc(total, sizeof(*d)) : NULL;
+	for (size_t r = 0; d && r < json_len(runs); r++) {
+		const struct json *run = json_at(runs, r), *tasks = json_get(run, "tasks");
+		if (strcmp(json_get_str(run, "policy", ""), policy) != 0)
+			continue;
+		for (size_t i = 0; i < json_len(tasks); i++) {
+			const struct json *v = json_get(json_at(tasks, i), "max_runq_wait_ns");
+			if (json_is_num(v))
+				d[k++] = (struct delay){ r, json_at(tasks, i), json_num_of(v) };
+		}
+	}
+	if (!k) {
+		free(d);
+		return NULL;
+	}
+	qsort(d, k, sizeof(*d), delay_cmp);
+	*n = k < max ? k : max;
+	return d;
+}
+
+static void delay_cells(const char *policy, const struct delay *d, char cell[DELAY_COLUMNS][64])
+{
+	snprintf(cell[0], 64, "%s", policy);
+	snprintf(cell[1], 64, "%zu", d->run + 1);
+	fmt_num(cell[2], 64, json_get(d->task, "id"), "%.0f", 1);
+	snprintf(cell[3], 64, "%s", json_get_str(d->task, "label", ""));
+	snprintf(cell[4], 64, "%.3f", d->max / 1e6);
+	fmt_num(cell[5], 64, json_get(d->task, "max_runq_wait_at_s"), "%.4f", 1);
+	fmt_num(cell[6], 64, json_get(d->task, "runq_wait_ns"), "%.3f", 1e-6);
+	fmt_num(cell[7], 64, json_get(d->task, "runs"), "%.0f", 1);
+}
+
+/* Calls row(cells) for the table's rows, policy by policy; false when no run has the data. */
+static bool delay_rows(const struct json *report,
+		       void (*row)(FILE *, char cell[DELAY_COLUMNS][64]), FILE *f)
+{
+	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
+	bool any = false;
+	for (size_t p = 0; p < json_len(pols); p++) {
+		size_t n = 0;
+		struct delay *d = largest_delays(runs, json_key_at(pols, p), DELAYS_PER_POLICY, &n);
+		for (size_t i = 0; d && i < n; i++) {
+			char cell[DELAY_COLUMNS][64];
+			delay_cells(json_key_at(pols, p), &d[i], cell);
+			row(f, cell);
+			any = true;
+		}
+		free(d);
+	}
+	return any;
+}
+
+/* The table's rows as one string (free it), or NULL when no run has the data. */
+static char *delay_table(const struct json *report, void (*row)(FILE *, char cell[DELAY_COLUMNS][64]))
+{
+	char *body = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&body, &len);
+	if (!mf)
+		return NULL;
+	bool any = delay_rows(report, row, mf);
+	fclose(mf);
+	if (!any) {
+		free(body);
+		return NULL;
+	}
+	return body;
+}
+
+static void md_delay_row(FILE *f, char cell[DELAY_COLUMNS][64])
+{
+	md_row(f, (const char (*)[64])cell, DELAY_COLUMNS);
+}
+
+static const char delay_note[] =
+	"The largest run-queue wait of one run of a task (its worker thread runnable but not on a "
+	"CPU, from the BPF kernel data; perf sched latency's \"max delay\"), the %d largest per "
+	"policy over all repeats; *at*: when that wait ended, seconds from the run's t0.";
+
+static void markdown_delays(const struct json *report, FILE *f)
+{
+	char *body = delay_table(report, md_delay_row);
+	if (body) {
+		fprintf(f, "\n## Largest scheduling delays\n\n");
+		fprintf(f, delay_note, DELAYS_PER_POLICY);
+		fprintf(f, "\n\n");
+		md_header(f, delay_columns, DELAY_COLUMNS);
+		fputs(body, f);
+	}
+	free(body);
+}
+
 void report_markdown(const struct json *report, const struct report_figs *figs, FILE *f)
 {
 	struct row rows[32];
@@ -337,21 +482,14 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 		for (int i = 0; i < figs->n; i++)
 			fprintf(f, "### %s\n\n![%s](%s)\n\n", figs->titles[i], figs->titles[i], figs->names[i]);
 	}
-	fprintf(f, "\n## Runs\n\n|");
-	for (size_t c = 0; c < RUN_COLUMNS; c++)
-		fprintf(f, " %s |", run_columns[c]);
-	fprintf(f, "\n|");
-	for (size_t c = 0; c < RUN_COLUMNS; c++)
-		fprintf(f, "---|");
-	fputc('\n', f);
+	markdown_delays(report, f);
+	fprintf(f, "\n## Runs\n\n");
+	md_header(f, run_columns, RUN_COLUMNS);
 	const struct json *runs = json_get(report, "runs");
 	for (size_t i = 0; i < json_len(runs); i++) {
 		char cell[RUN_COLUMNS][64];
 		run_cells(json_at(runs, i), i, cell);
-		fputc('|', f);
-		for (size_t c = 0; c < RUN_COLUMNS; c++)
-			fprintf(f, " %s |", cell[c]);
-		fputc('\n', f);
+		md_row(f, (const char (*)[64])cell, RUN_COLUMNS);
 	}
 	fprintf(f, "\nFiles: `report.json` (source of truth; `taskhop report DIR` re-renders this page), "
 		   "`runs.csv` (one row per task per run), `trace.json` (open in https://ui.perfetto.dev).\n");
@@ -370,6 +508,39 @@ static void html_esc(FILE *f, const char *s)
 		default: fputc(*s, f);
 		}
 	}
+}
+
+/* An HTML table row of n cells, escaped. */
+static void html_row(FILE *f, const char (*cell)[64], size_t n)
+{
+	fprintf(f, "<tr>");
+	for (size_t c = 0; c < n; c++) {
+		fprintf(f, "<td>");
+		html_esc(f, cell[c]);
+		fprintf(f, "</td>");
+	}
+	fprintf(f, "</tr>\n");
+}
+
+static void html_delay_row(FILE *f, char cell[DELAY_COLUMNS][64])
+{
+	html_row(f, (const char (*)[64])cell, DELAY_COLUMNS);
+}
+
+static void html_delays(const struct json *report, FILE *f)
+{
+	char *body = delay_table(report, html_delay_row);
+	if (body) {
+		fprintf(f, "<h2>Largest scheduling delays</h2>\n<p>The largest run-queue wait of one "
+			   "run of a task (its worker thread runnable but not on a CPU, from the BPF "
+			   "kernel data; perf sched latency's &ldquo;max delay&rdquo;), the %d largest per "
+			   "policy over all repeats; <em>at</em>: when that wait ended, seconds from the "
+			   "run's t0.</p>\n<table><tr>", DELAYS_PER_POLICY);
+		for (size_t c = 0; c < DELAY_COLUMNS; c++)
+			fprintf(f, "<th>%s</th>", delay_columns[c]);
+		fprintf(f, "</tr>\n%s</table>\n", body);
+	}
+	free(body);
 }
 
 /* Inlines an SVG file, dropping the XML prolog and doctype that are not allowed inside HTML. */
@@ -446,6 +617,7 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 		inline_svg(f, dir, figs->names[i]);
 		fputc('\n', f);
 	}
+	html_delays(report, f);
 	fprintf(f, "<h2>Runs</h2>\n<table><tr>");
 	for (size_t c = 0; c < RUN_COLUMNS; c++)
 		fprintf(f, "<th>%s</th>", run_columns[c]);
@@ -454,13 +626,7 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 	for (size_t i = 0; i < json_len(runs); i++) {
 		char cell[RUN_COLUMNS][64];
 		run_cells(json_at(runs, i), i, cell);
-		fprintf(f, "<tr>");
-		for (size_t c = 0; c < RUN_COLUMNS; c++) {
-			fprintf(f, "<td>");
-			html_esc(f, cell[c]);
-			fprintf(f, "</td>");
-		}
-		fprintf(f, "</tr>\n");
+		html_row(f, (const char (*)[64])cell, RUN_COLUMNS);
 	}
 	fprintf(f, "</table>\n<p>Files: <a href=\"report.json\">report.json</a> (source of truth; <code>taskhop "
 		   "report DIR</code> re-renders this page), <a href=\"runs.csv\">runs.csv</a> (one row per "

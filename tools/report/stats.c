@@ -108,3 +108,46 @@ double spt_mean_completion(const double *work, int n, int workers, double *makes
 		*makespan = span;
 	return sum / n;
 }
+
+int stats_log2_slot(double v)
+{
+	if (!(v >= 0))
+		return -1;
+	if (v < 1)
+		return 0;
+	int e = ilogb(v); /* floor(log2 v) for finite v; INT_MAX for +inf */
+	return e >= STATS_LOG2_SLOTS - 2 ? STATS_LOG2_SLOTS - 1 : e + 1;
+}
+
+void stats_log2_bounds(int slot, double *lo, double *hi)
+{
+	*lo = slot <= 0 ? 0 : ldexp(1, slot - 1);
+	*hi = slot >= STATS_LOG2_SLOTS - 1 ? INFINITY : ldexp(1, slot);
+}
+
+void stats_log2_print(FILE *f, const char *unit, const double *count, int nslots)
+{
+	enum { BAR = 40 };
+	int first = -1, last = -1;
+	double max = 0;
+	for (int i = 0; i < nslots; i++)
+		if (count[i] > 0) {
+			first = first < 0 ? i : first;
+			last = i;
+			max = count[i] > max ? count[i] : max;
+		}
+	fprintf(f, "%24s %10s  distribution\n", unit, "count");
+	if (first < 0) {
+		fprintf(f, "%24s\n", "(no data)");
+		return;
+	}
+	for (int i = first; i <= last; i++) {
+		char range[64];
+		double lo, hi;
+		stats_log2_bounds(i, &lo, &hi);
+		snprintf(range, sizeof(range), "[%.0f, %.0f)", lo, hi);
+		int stars = (int)(count[i] / max * BAR + 0.5);
+		fprintf(f, "%24s %10.0f  |%-*.*s|\n", range, count[i], BAR, stars,
+			"****************************************");
+	}
+}

@@ -3,6 +3,8 @@
 #ifndef TASKHOP_STATS_H
 #define TASKHOP_STATS_H
 
+#include <stdio.h>
+
 #include "report/json.h"
 
 struct stat_summary {
@@ -25,5 +27,16 @@ double stats_t975(int dof);
  * work[i] >= 0 are the tasks' processing times. Returns the mean completion; *makespan
  * (optional) gets the makespan of that schedule. n == 0 gives 0. */
 double spt_mean_completion(const double *work, int n, int workers, double *makespan);
+
+/* Log2 histograms, as bcc's runqlat: slot 0 holds [0, 1), slot k >= 1 holds
+ * [2^(k-1), 2^k); the last slot also takes everything larger (to +inf). */
+#define STATS_LOG2_SLOTS 65
+/* The slot of v, or -1 when v is negative or NaN (not counted). */
+int stats_log2_slot(double v);
+/* The bounds [lo, hi) of a slot in [0, STATS_LOG2_SLOTS). */
+void stats_log2_bounds(int slot, double *lo, double *hi);
+/* Prints count[0..nslots) as runqlat does, from the first to the last non-empty slot:
+ * "[lo, hi) count |****   |" under a header naming the unit; "(no data)" when empty. */
+void stats_log2_print(FILE *f, const char *unit, const double *count, int nslots);
 
 #endif

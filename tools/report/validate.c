@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "record.h"
+#include "report/stats.h"
 #include "taskhop.h"
 
 /* Why the bounds: renderers size loops and allocations from these numbers (a CPU number
@@ -105,6 +106,34 @@ static int check_array(struct vctx *c, const struct json *v, const char *field, 
 	return 0;
 }
 
+/* Optional (older reports lack them): a task's largest run-queue wait of one run, when it
+ * ended, and the log2 histograms over its runs (counts per slot, at most all slots). */
+static int check_task_slices(struct vctx *c, const struct json *t)
+{
+	static const char *const hists[] = { "runq_wait_hist_us", "on_cpu_hist_us", NULL };
+	if ((json_get(t, "max_runq_wait_ns") &&
+	     check_num(c, t, "max_runq_wait_ns", true, true, 0, MAX_EXACT)) ||
+	    (json_get(t, "max_runq_wait_at_s") &&
+	     check_num(c, t, "max_runq_wait_at_s", true, false, -MAX_SECONDS, MAX_SECONDS)))
+		return -1;
+	const struct json *max = json_get(t, "max_runq_wait_ns"), *sum = json_get(t, "runq_wait_ns");
+	if (json_is_num(max) && json_is_num(sum) && json_num_of(max) > json_num_of(sum))
+		return fail(c, "'max_runq_wait_ns' exceeds 'runq_wait_ns'");
+	for (int i = 0; hists[i]; i++) {
+		const struct json *h = json_get(t, hists[i]);
+		if (!h)
+			continue;
+		if (check_array(c, h, hists[i], true))
+			return -1;
+		if (json_len(h) > STATS_LOG2_SLOTS)
+			return fail(c, "'%s' has more than %d slots", hists[i], STATS_LOG2_SLOTS);
+		for (size_t k = 0; k < json_len(h); k++)
+			if (check_value(c, json_at(h, k), hists[i], false, true, 0, MAX_EXACT))
+				return -1;
+	}
+	return 0;
+}
+
 static int check_task(struct vctx *c, const struct json *t)
 {
 	static const char *const counts[] = { "runs", "yields", "worker_hops", NULL };
@@ -133,7 +162,8 @@ static int check_task(struct vctx *c, const struct json *t)
 	for (size_t i = 0; i < json_len(cpus); i++)
 		if (check_value(c, json_at(cpus, i), "cpus_visited", false, true, 0, TH_REC_MAX_CPUS - 1))
 			return -1;
-	if (json_get(t, "work_s") && check_num(c, t, "work_s", true, false, 0, MAX_SECONDS))
+	if ((json_get(t, "work_s") && check_num(c, t, "work_s", true, false, 0, MAX_SECONDS)) ||
+	    check_task_slices(c, t))
 		return -1;
 	/* darts: one sample mean of uniform draws per cycle, 10 cycles */
 	if (!means)

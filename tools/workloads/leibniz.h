@@ -11,6 +11,17 @@
 
 enum lz_mode { LZ_SERIAL, LZ_THREADS, LZ_PMAP };
 
+struct lz_outcome;
+
+/* Told when pmap's worker processes run and after they stopped: the CLI's --bpf
+ * follows them with the BPF recorder (lz_follow_with_recorder); the experiment
+ * itself knows nothing of recording. started returns 0, or -1 with err set. */
+struct lz_observer {
+	int (*started)(void *ctx, const pid_t *pids, int n, char *err, size_t errlen);
+	void (*stopped)(void *ctx, struct lz_outcome *o);
+	void *ctx;
+};
+
 struct lz_config {
 	enum lz_mode mode;
 	int64_t terms;      /* terms per input (the article: 10^8) */
@@ -22,6 +33,7 @@ struct lz_config {
 	size_t batch;       /* pmap batch option */
 	bool baseline;      /* pmap/threads: also run the serial map for time, memory, check */
 	bool bpf;           /* pmap: follow every worker process with the BPF recorder */
+	struct lz_observer observer; /* pmap: told about the worker processes; zero: none */
 	int64_t chunk;      /* threads: th_map chunk in groups, 0 = automatic */
 	int call_timeout_s; /* pmap: a worker taking longer on one input is killed; 0 = none */
 };
@@ -70,8 +82,22 @@ struct lz_outcome {
  * ranks other than 0 it serves and exits the process. */
 int lz_experiment(const struct lz_config *c, struct lz_outcome *o, char *err, size_t errlen);
 
+/* --bpf (leibniz.c): sets c->observer so that the BPF recorder follows every
+ * worker process of the next lz_experiment and fills the outcome's per-process
+ * kernel figures (o->recorded). One experiment at a time. */
+void lz_follow_with_recorder(struct lz_config *c);
+
+/* ---- output (leibniz/output.c) ---- */
+struct json;
+struct wl_figures;
+const char *lz_mode_name(const struct lz_config *c);
+/* The run JSON's "extra" object and the summary line under the table. */
+struct json *lz_outcome_json(const struct lz_config *c, const struct lz_outcome *o);
+void lz_outcome_summary(const struct lz_config *c, const struct lz_outcome *o, char *buf, size_t len);
 /* Prints the serial-vs-pmap table and one row per worker process. */
 void lz_print_table(FILE *f, const struct lz_config *c, const struct lz_outcome *o);
+/* The convergence figure of a report (a run's "extra", or a compare's runs), if any. */
+int lz_report_figures(const struct json *report, const char *dir, struct wl_figures *out);
 
 /* The registered function's argument: leibniz(first, last, nterms). */
 struct lz_arg {
@@ -84,7 +110,7 @@ struct lz_triple {
 };
 double lz_group_sum(int64_t i1, int64_t i2);
 
-/* The convergence figure (tools/report/leibniz_fig.c): cumulative estimate and
+/* The convergence figure (leibniz/figure.c): cumulative estimate and
  * |error| against the number of terms, drawn with gnuplot into dir/name. */
 int lz_figure(const char *dir, const char *name, const double *terms, const double *estimate,
 	      size_t n, char *err, size_t errlen);

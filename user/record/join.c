@@ -277,6 +277,7 @@ static int add_binds(struct th_record *r)
 
 struct run_acc {
 	uint64_t on_ns, wait_ns, preempt;
+	uint64_t wait_max, wait_end; /* its largest single wait and when that wait ended */
 	uint64_t blocked_ns, blocks; /* switch-outs not runnable during the run */
 	uint64_t kmig;               /* kernel migrations of its thread charged to it */
 };
@@ -368,8 +369,13 @@ static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo,
 		uint64_t is = iv[i].start;
 		while (k < rhi && runs[k].end_ns < is)
 			k++;
-		if (k < rhi && runs[k].start_ns <= iv[i].end)
+		if (k < rhi && runs[k].start_ns <= iv[i].end) {
 			acc[k].wait_ns += iv[i].wait_ns;
+			if (iv[i].wait_ns > acc[k].wait_max) {
+				acc[k].wait_max = iv[i].wait_ns;
+				acc[k].wait_end = is;
+			}
+		}
 	}
 	return 0;
 }
@@ -533,6 +539,13 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 		t->kernel_blocked_ns += a->blocked_ns;
 		t->kernel_blocks += a->blocks;
 		t->cpu_migrations_kernel += a->kmig;
+		x->on_cpu_ns = a->on_ns;
+		x->runq_wait_ns = a->wait_ns;
+		x->runq_wait_end_ns = a->wait_end;
+		if (a->wait_ns > t->max_runq_wait_ns) { /* the first run wins a tie */
+			t->max_runq_wait_ns = a->wait_ns;
+			t->max_runq_wait_at_ns = a->wait_end;
+		}
 	}
 	free(idx);
 	sort_n(segs->p, segs->n, sizeof(struct seg), seg_cmp);

@@ -68,8 +68,10 @@ int th_record_write_json(struct th_record *r, FILE *f)
 		cpus(f, &t[i]);
 		fprintf(f, ", \"on_cpu_ns\": %" PRIu64 ", \"runq_wait_ns\": %" PRIu64
 			   ", \"preemptions\": %" PRIu64 ", \"kernel_blocked_ns\": %" PRIu64
-			   ", \"kernel_blocks\": %" PRIu64, t[i].on_cpu_ns, t[i].runq_wait_ns,
-			t[i].preemptions, t[i].kernel_blocked_ns, t[i].kernel_blocks);
+			   ", \"kernel_blocks\": %" PRIu64 ", \"max_runq_wait_ns\": %" PRIu64
+			   ", \"max_runq_wait_at_ns\": %" PRIu64, t[i].on_cpu_ns, t[i].runq_wait_ns,
+			t[i].preemptions, t[i].kernel_blocked_ns, t[i].kernel_blocks,
+			t[i].max_runq_wait_ns, t[i].max_runq_wait_at_ns);
 		if (r->use_usdt)
 			fprintf(f, ", \"usdt_runs\": %" PRIu64 ", \"usdt_worker_hops\": %" PRIu64,
 				t[i].usdt_runs, t[i].usdt_worker_hops);
@@ -88,9 +90,10 @@ int th_record_write_json(struct th_record *r, FILE *f)
 	fputs("\n  ],\n  \"runs\": [", f);
 	for (size_t i = 0; i < nr; i++)
 		fprintf(f, "%s\n    {\"pid\": %d, \"task\": %" PRIu64 ", \"worker\": %d, \"tid\": %d"
-			   ", \"cpu\": %d, \"usdt_cpu\": %d, \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64 "}",
+			   ", \"cpu\": %d, \"usdt_cpu\": %d, \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
+			   ", \"on_cpu_ns\": %" PRIu64 ", \"runq_wait_ns\": %" PRIu64 "}",
 			i ? "," : "", x[i].pid, x[i].task_id, x[i].worker, x[i].tid, x[i].cpu,
-			x[i].usdt_cpu, x[i].start_ns, x[i].end_ns);
+			x[i].usdt_cpu, x[i].start_ns, x[i].end_ns, x[i].on_cpu_ns, x[i].runq_wait_ns);
 	fputs("\n  ],\n  \"migrations\": [", f);
 	for (size_t i = 0; i < nm; i++)
 		fprintf(f, "%s\n    {\"pid\": %d, \"tid\": %d, \"worker\": %d, \"task\": %" PRIu64

@@ -145,6 +145,11 @@ struct th_rec_task {
 				      * any worker or unknown */
 	uint64_t done_ns;            /* CLOCK_MONOTONIC end of its last run if that run ended
 				      * the task, else 0 */
+	uint64_t max_runq_wait_ns;   /* its largest scheduling delay: the run-queue wait of one
+				      * run (th_rec_run.runq_wait_ns), as perf sched latency's
+				      * "max delay" */
+	uint64_t max_runq_wait_at_ns; /* when that wait ended (its worker got the CPU back),
+				      * CLOCK_MONOTONIC; 0 when it never waited */
 };
 
 /* One followed thread of a target: a worker's thread, a spare (activations), or a
@@ -175,6 +180,10 @@ struct th_rec_run {
 	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
 	uint64_t usdt_ts_ns;         /* when task_run fired (bpf_ktime_get_ns), 0 without USDT */
 	uint32_t why;                /* enum th_why (run log) or 0 */
+	uint64_t on_cpu_ns;          /* its worker thread on a CPU during this run (BPF) */
+	uint64_t runq_wait_ns;       /* run-queue waits charged to this run: before it got the
+				      * CPU, and after each preemption inside it */
+	uint64_t runq_wait_end_ns;   /* when the largest of those waits ended; 0 none */
 };
 
 /* The kernel moved a thread (sched_migrate_task). */

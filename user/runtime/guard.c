@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "internal.h"
 
 static struct sigaction previous;

@@ -190,6 +190,20 @@ int th__act_init_threads(struct th_runtime *rt); /* threads allocated, not runni
 bool th__act_take_over(struct th_runtime *rt, struct th_os_thread *m, uint64_t blocked_ns);
 /* worker.c */
 struct th_os_thread *th__self_thread(void);    /* NULL outside the runtime's threads */
+void *th__thread_main(void *arg);              /* each runtime thread's body (runtime.c starts them) */
+void th__wake_all_workers(struct th_runtime *rt); /* stopping: every parked worker returns */
+/* A task became runnable on `target` (-1: any): wakes a parked worker for it
+ * unless one is already spinning. */
+void th__wake_for_work(struct th_runtime *rt, struct th_worker *self, int target);
+/* The running task blocks; *lock (held by the caller) is released once its
+ * registers are saved, so no waker can resume it while it is still on its stack. */
+void th__task_block(_Atomic int *lock);
+/* task.c and sync.c: a group's task is spawned into it / has finished */
+void th__group_spawn(struct th_group *g, th_fn fn, void *arg);
+void th__group_task_done(struct th_group *g);
+/* policy.c and policy_plugin.c: a policy by name, or loaded from a .so path */
+const struct th_policy *th__policy_resolve(const char *name);
+const struct th_policy *th__policy_load(const char *path);
 /* m's worker was taken while m blocked in its task: requeue the task as a
  * wake from no worker and go to m's own loop (returns when the task resumes). */
 void th__lost_yield(struct th_os_thread *m);

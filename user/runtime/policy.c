@@ -59,7 +59,6 @@ static char *policy_list_text(void)
 	return s;
 }
 
-const struct th_policy *th__policy_load(const char *path); /* policy_plugin.c */
 
 /* The policy cfg.policy names: built in, or a plugin's path. NULL with th__set_error. */
 const struct th_policy *th__policy_resolve(const char *name)

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "internal.h"
 #include "probes.h"
 #include "waitq.h"
@@ -59,8 +60,6 @@ static void kt_fini(struct th_runtime *rt)
 	rt->policy_data = NULL;
 }
 
-void *th__guard_enter_task_thread(size_t stack_bytes); /* guard.c */
-void th__guard_leave_task_thread(void *altstack);
 
 static void *task_thread(void *arg)
 {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "internal.h"
 #include "preempt.h"
 #include "taskhop_abi.h"
@@ -179,10 +180,6 @@ static void free_workers(struct th_runtime *rt)
 	rt->threads = NULL;
 }
 
-void *th__thread_main(void *arg);          /* worker.c */
-void th__wake_all_workers(struct th_runtime *rt);
-void th__guard_install_process(void);     /* guard.c */
-const struct th_policy *th__policy_resolve(const char *name); /* policy.c */
 
 static int start_threads(struct th_runtime *rt)
 {

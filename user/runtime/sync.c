@@ -5,7 +5,6 @@
 #include "preempt.h"
 #include "waitq.h"
 
-void th__group_spawn(struct th_group *g, th_fn fn, void *arg); /* task.c */
 
 void th_group_init(th_group *g)
 {

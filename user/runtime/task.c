@@ -43,7 +43,6 @@ uint64_t th_task_id(const th_task *t)
 	return t->id;
 }
 
-void th__wake_for_work(struct th_runtime *rt, struct th_worker *self, int target); /* worker.c */
 
 void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
 {
@@ -255,7 +254,6 @@ void th__group_spawn(struct th_group *g, th_fn fn, void *arg)
 	spawn(-1, false, fn, arg, g);
 }
 
-void th__group_task_done(struct th_group *g); /* sync.c */
 
 /* Completion, on the worker's stack (or the kthread's own thread): publish
  * the result, wake whoever waits, then drop the runtime's reference. */

@@ -45,7 +45,6 @@ struct th_waiter *th_waiters_take(void **list)
 	return w;
 }
 
-void th__task_block(_Atomic int *lock); /* worker.c */
 
 /* A plain thread's wait. futex word: 0 waiting, 1 woken, 2 asleep. It spins
  * first: a fetch of a short task is usually answered within microseconds,

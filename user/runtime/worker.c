@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "internal.h"
 #include "preempt.h"
 #include "taskhop_abi.h"
@@ -509,8 +510,6 @@ void th__wake_all_workers(struct th_runtime *rt)
 
 /* ---- the loop ------------------------------------------------------------- */
 
-void th__guard_install_thread(void **altstack); /* guard.c */
-void th__guard_remove_thread(void **altstack);
 
 static void thread_init(struct th_os_thread *m)
 {

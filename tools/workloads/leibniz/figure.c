@@ -1,5 +1,5 @@
-/* leibniz_fig.c — the article's Leibniz convergence figure: the cumulative estimate of pi
- * and its error against the number of terms summed, drawn by gnuplot as one SVG. */
+/* figure.c — the leibniz workload's convergence figure: the cumulative estimate of pi and
+ * its error against the number of terms summed, drawn by gnuplot as one SVG. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
