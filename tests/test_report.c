@@ -367,11 +367,12 @@ static void write_all_renders_every_file_from_the_json(void **state)
 	assert_string_equal(json_get_str(trace, "taskhop_version", ""), TASKHOP_VERSION);
 	assert_string_equal(json_get_str(trace, "schema", ""), REPORT_SCHEMA_TRACE);
 	const struct json *ev = json_get(trace, "traceEvents");
-	/* 2 policies -> 2 processes; each: 3 task runs on worker, CPU and task tracks */
+	/* 2 policies -> 2 processes (their median runs); each: 3 task runs on worker and task
+	 * tracks; no CPU tracks, as the fake runs have no kernel on-CPU intervals */
 	int slices = 0;
 	for (size_t i = 0; i < json_len(ev); i++)
 		slices += strcmp(json_get_str(json_at(ev, i), "ph", ""), "X") == 0;
-	assert_int_equal(slices, 2 * 3 * 3);
+	assert_int_equal(slices, 2 * 3 * 2);
 	json_free(trace);
 	/* rendering again from the read-back JSON gives the same Markdown */
 	char *md1 = NULL, *md2 = NULL;
@@ -522,6 +523,41 @@ static struct json *timeline_row(struct json *r, size_t run, const char *which, 
 	return (struct json *)json_at(json_get(json_get(run_of(r, run), "timeline"), which), row);
 }
 
+/* A fake run's timeline with one "oncpu" row and "run_ends" of `end` for every run. */
+static struct json *with_kernel_timeline(struct json *r, const double *row, int ncol, const char *end)
+{
+	struct json *tl = (struct json *)json_get(run_of(r, 0), "timeline");
+	struct json *rows = json_arr(), *x = json_arr(), *ends = json_arr();
+	for (int k = 0; k < ncol; k++)
+		json_push(x, json_num(row[k]));
+	json_push(rows, x);
+	json_set(tl, "oncpu", rows);
+	for (size_t i = 0; i < json_len(json_get(tl, "runs")); i++)
+		json_push(ends, json_str(end));
+	json_set(tl, "run_ends", ends);
+	return r;
+}
+
+/* The trace's kernel rows (oncpu: [tid, worker, cpu, start, end, wait, ended, task]) and
+ * run ends are range-checked like every other timeline row. */
+static void validate_refuses_bad_oncpu_rows_and_run_ends(void **state)
+{
+	(void)state;
+	const double good[] = { 11, 0, 1, 0, 0.5, 0.001, 1, 3 }, ended3[] = { 11, 0, 1, 0, 0.5, 0.001, 3, 3 };
+	const double wait_neg[] = { 11, 0, 1, 0, 0.5, -1, 1, 3 };
+	char err[256];
+	struct json *r = with_kernel_timeline(fake_report(true), good, 8, "yield");
+	assert_int_equal(report_validate(r, err, sizeof(err)), 0);
+	json_free(r);
+	expect_refused(with_kernel_timeline(fake_report(true), good, 7, "yield"),
+		       "run 1: 'timeline oncpu' rows must be arrays of 8 numbers");
+	expect_refused(with_kernel_timeline(fake_report(true), ended3, 8, "yield"),
+		       "run 1: 'timeline oncpu' must be a whole number in [0, 2], not 3");
+	expect_refused(with_kernel_timeline(fake_report(true), wait_neg, 8, "yield"), "'timeline oncpu'");
+	expect_refused(with_kernel_timeline(fake_report(true), good, 8, "rm -rf"),
+		       "run 1: 'timeline run_ends' entries must be yield, block, done, preempt or unknown");
+}
+
 static void validate_refuses_timeline_cpu_and_worker_of_2e9(void **state)
 {
 	(void)state;
@@ -585,7 +621,7 @@ static void trace_keeps_task_ids_beyond_int_range(void **state)
 	for (size_t i = 0; i < json_len(ev); i++) {
 		const struct json *e = json_at(ev, i);
 		if (strcmp(json_get_str(e, "name", ""), "worker 0, CPU 0") == 0 &&
-		    json_get_num(e, "tid", 0) == big + 3000)
+		    json_get_num(e, "tid", 0) == big + 1e9) /* TID_TASK in trace.c */
 			found++;
 	}
 	assert_int_equal(found, 1);
@@ -1025,6 +1061,7 @@ int main(void)
 		cmocka_unit_test(validate_refuses_timeline_cpu_and_worker_of_2e9),
 		cmocka_unit_test(validate_refuses_workers_outside_worker_count),
 		cmocka_unit_test(trace_keeps_task_ids_beyond_int_range),
+		cmocka_unit_test(validate_refuses_bad_oncpu_rows_and_run_ends),
 		cmocka_unit_test(validate_refuses_control_characters_in_names),
 		cmocka_unit_test(seed_above_2_53_round_trips_exactly),
 		cmocka_unit_test(renderings_print_the_exact_seed),

@@ -39,7 +39,7 @@ static void compare_help(FILE *f)
 	fprintf(f,
 		"usage: taskhop compare WORKLOAD [--policies a,b,...] [--repeat N] [--out DIR]\n"
 		"                       [--workers N|auto|cores] [--pin] [--seed S] [--no-bpf] [--force]\n"
-		"                       [--preempt MS] [--activations a,b,...]\n"
+		"                       [--preempt MS] [--activations a,b,...] [--timeline-seed S|all]\n"
 		"                       [workload options]\n"
 		"\n"
 		"Runs WORKLOAD with every policy N times, interleaved (a,b,a,b,... so machine drift\n"
@@ -53,6 +53,9 @@ static void compare_help(FILE *f)
 		"  --repeat N     runs per policy (default 5)\n"
 		"  --out DIR      output directory, created if needed (default report)\n"
 		"  --force        DIR holds an older report: replace it (all its files go)\n"
+		"  --timeline-seed S|all  which run's trace (and timeline) to draw per policy: the\n"
+		"                 run with seed S, or every run (default: the median run by mean\n"
+		"                 completion); trace.json says which it drew\n"
 		"  --workers, --pin, --seed, --no-bpf, --preempt: as for 'taskhop run'\n"
 		"  --activations L  comma-separated modes (off,bpf,explicit,auto): every policy runs\n"
 		"                 in each (runs labelled POLICY/MODE); with darts --blockers K each\n"
@@ -81,6 +84,8 @@ struct compare_opts {
 	int nmodes;
 	char *modes_text;
 	bool blockers;          /* the workload options add blockers (darts --blockers K>0) */
+	const char *timeline_seed; /* --timeline-seed: a seed, "all", or NULL (median) */
+	uint64_t timeline_seed_n;
 };
 
 static int split_modes(struct compare_opts *c, const char *text)
@@ -149,7 +154,7 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 		const char *a = argv[i];
 		bool val = strcmp(a, "--policies") == 0 || strcmp(a, "--repeat") == 0 ||
 			   strcmp(a, "--out") == 0 || strcmp(a, "--workers") == 0 || strcmp(a, "--seed") == 0 ||
-			   strcmp(a, "--activations") == 0;
+			   strcmp(a, "--activations") == 0 || strcmp(a, "--timeline-seed") == 0;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			compare_help(stdout);
 			return 3;
@@ -192,6 +197,8 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 		} else if (strcmp(a, "--seed") == 0) {
 			if (cli_number("--seed", v, 0, UINT64_MAX, &c->seed))
 				return 2;
+		} else if (strcmp(a, "--timeline-seed") == 0) {
+			c->timeline_seed = v;
 		} else if (strcmp(a, "--workers") == 0) {
 			if (cli_parse_workers(v, &w))
 				return cli_usage("compare", "--workers must be 1..%d, auto or cores, not '%s'",
@@ -201,6 +208,10 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 			c->out = v;
 		}
 	}
+	uint64_t last_seed = c->seed + c->repeat - 1 < c->seed ? UINT64_MAX : c->seed + c->repeat - 1;
+	if (c->timeline_seed && strcmp(c->timeline_seed, "all") != 0 &&
+	    cli_number("--timeline-seed", c->timeline_seed, c->seed, last_seed, &c->timeline_seed_n))
+		return 2; /* one of the seeds run: S .. S+repeat-1 */
 	for (int i = 0; i + 1 < c->wl_argc; i++)
 		if (strcmp(c->wl_argv[i], "--blockers") == 0)
 			c->blockers = strcmp(c->wl_argv[i + 1], "0") != 0;
@@ -424,6 +435,8 @@ int cmd_compare(int argc, char **argv)
 	free(full);
 	json_free(opts);
 	json_set_num(report, "repeat", (double)c.repeat);
+	if (c.timeline_seed)
+		report_set_timeline_seed(report, strcmp(c.timeline_seed, "all") == 0, c.timeline_seed_n);
 	struct json *runs = (struct json *)json_get(report, "runs");
 	bool serial = wl->baseline_option != NULL;
 	int variants = (c.nmodes ? c.nmodes : 1) * (c.blockers ? 2 : 1);

@@ -13,6 +13,7 @@ static void report_help(FILE *f)
 {
 	fprintf(f,
 		"usage: taskhop report DIR|FILE.json [--out DIR] [--no-files] [--bench] [--hist]\n"
+		"                      [--timeline-seed S|all]\n"
 		"\n"
 		"Reads DIR/report.json (written by 'taskhop compare') or a run JSON (written by\n"
 		"'taskhop run --json'), prints the summary, and re-renders report.md, report.html,\n"
@@ -24,6 +25,9 @@ static void report_help(FILE *f)
 		"               of a task as log2 histograms (as bcc's runqlat)\n"
 		"  --bench      print the report's key figures as 'bench: NAME VALUE UNIT' lines\n"
 		"               instead (what 'make bench' shows)\n"
+		"  --timeline-seed S|all  which run's trace (and timeline) to draw per policy: the\n"
+		"               run with seed S, or every run (default: the median run by mean\n"
+		"               completion); trace.json says which it drew\n"
 		"\n"
 		"example:\n"
 		"  taskhop compare darts --policies sticky,shared --repeat 2 --small 1e5 --large 1e7 --no-bpf --out /tmp/r\n"
@@ -102,7 +106,8 @@ static void print_bench(const struct json *r)
 
 int cmd_report(int argc, char **argv)
 {
-	const char *src = NULL, *out = NULL;
+	const char *src = NULL, *out = NULL, *timeline_seed = NULL;
+	uint64_t seed = 0;
 	bool files = true, bench = false, hist = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -119,6 +124,13 @@ int cmd_report(int argc, char **argv)
 			if (i + 1 >= argc)
 				return cli_usage("report", "--out needs a value");
 			out = argv[++i];
+		} else if (strcmp(argv[i], "--timeline-seed") == 0) {
+			if (i + 1 >= argc)
+				return cli_usage("report", "--timeline-seed needs a value");
+			timeline_seed = argv[++i];
+			if (strcmp(timeline_seed, "all") != 0 &&
+			    cli_number("--timeline-seed", timeline_seed, 0, UINT64_MAX, &seed))
+				return 2;
 		} else if (argv[i][0] == '-') {
 			return cli_usage("report", "unknown option '%s'", argv[i]);
 		} else if (src) {
@@ -159,6 +171,10 @@ int cmd_report(int argc, char **argv)
 	if (single && !bench) {
 		report_run_text(json_at(json_get(j, "runs"), 0), stdout);
 		fputc('\n', stdout);
+	}
+	if (timeline_seed && report_set_timeline_seed(j, strcmp(timeline_seed, "all") == 0, seed)) {
+		json_free(j);
+		return cli_usage("report", "--timeline-seed %s: %s has no run with that seed", timeline_seed, path);
 	}
 	/* Older or hand-edited reports: the policy figures are always recomputed from runs. */
 	report_aggregate(j);

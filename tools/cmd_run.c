@@ -290,14 +290,15 @@ static double rel_s(uint64_t ns, uint64_t t0)
 	return ((double)ns - (double)t0) / 1e9;
 }
 
-/* runs: [task, worker, cpu, start_s, end_s]; migrations: [ts_s, worker, task, from, to]. */
+/* The timeline of rec_json_timeline; without BPF, the run log's runs and their ends. */
 static struct json *timeline_json(const struct runlog *log, struct th_record *rec, uint64_t t0)
 {
-	struct json *tl = json_obj(), *runs = json_arr(), *migs = json_arr();
+	struct json *tl = json_obj();
 	size_t n = 0;
 	if (rec && th_record_runs(rec, &n) && n) {
-		rec_json_timeline(rec, 0, t0, runs, migs);
+		rec_json_timeline(rec, 0, t0, tl);
 	} else {
+		struct json *runs = json_arr(), *ends = json_arr();
 		for (size_t i = 0; i < log->n; i++) {
 			struct json *r = json_arr();
 			json_push(r, json_num((double)log->r[i].task_id));
@@ -306,10 +307,12 @@ static struct json *timeline_json(const struct runlog *log, struct th_record *re
 			json_push(r, json_num(rel_s(log->r[i].start_ns, t0)));
 			json_push(r, json_num(rel_s(log->r[i].end_ns, t0)));
 			json_push(runs, r);
+			json_push(ends, json_str(rec_json_run_end(log->r[i].why)));
 		}
+		json_set(tl, "runs", runs);
+		json_set(tl, "run_ends", ends);
+		json_set(tl, "migrations", json_arr());
 	}
-	json_set(tl, "runs", runs);
-	json_set(tl, "migrations", migs);
 	json_set_num(tl, "dropped_runs", (double)log->dropped);
 	return tl;
 }

@@ -6,6 +6,7 @@
 
 #include "report/report.h"
 #include "report/stats.h"
+#include "taskhop.h"
 
 static struct json *num_or_null(bool have, double x)
 {
@@ -115,9 +116,51 @@ static void push_row(struct json *rows, const double *v, int n)
 	json_push(rows, r);
 }
 
-void rec_json_timeline(struct th_record *rec, int pid, uint64_t t0, struct json *runs,
-		       struct json *migrations)
+const char *rec_json_run_end(uint32_t why)
 {
+	switch (why) {
+	case TH_WHY_YIELD: return "yield";
+	case TH_WHY_BLOCK: return "block";
+	case TH_WHY_DONE: return "done";
+	case TH_WHY_PREEMPT: return "preempt";
+	default: return "unknown"; /* still running at stop, or not logged */
+	}
+}
+
+/* The worker a followed thread started serving, -1 for spares and kthread-task threads. */
+static int worker_of_thread(const struct th_rec_worker *ws, size_t nw, int pid, int tid)
+{
+	for (size_t i = 0; ws && i < nw; i++)
+		if (ws[i].pid == pid && ws[i].tid == tid)
+			return ws[i].worker;
+	return -1;
+}
+
+/* oncpu: [tid, worker, cpu, start_s, end_s, runq_wait_s, end, task] per kernel on-CPU
+ * interval of a followed thread; end 0 = left the CPU not runnable (blocked, slept,
+ * exited), 1 = preempted (still runnable), 2 = still on it when recording stopped. */
+static void push_oncpu(struct th_record *rec, int pid, uint64_t t0, struct json *rows)
+{
+	size_t nw = 0;
+	const struct th_rec_worker *ws = th_record_workers(rec, &nw);
+	uint64_t t_start, t_stop;
+	th_record_window(rec, &t_start, &t_stop);
+	struct th_rec_oncpu o;
+	for (size_t i = 0; th_record_oncpu(rec, i, &o) == 0; i++) {
+		if (pid && o.pid != pid)
+			continue;
+		int end = o.end_ns >= t_stop ? 2 : (o.flags & TH_EVF_PREEMPTED) ? 1 : 0;
+		double v[] = { o.tid, worker_of_thread(ws, nw, o.pid, o.tid), o.cpu,
+			       rel_s(o.start_ns, t0), rel_s(o.end_ns, t0), (double)o.wait_ns / 1e9,
+			       end, (double)o.task_id };
+		push_row(rows, v, 8);
+	}
+}
+
+void rec_json_timeline(struct th_record *rec, int pid, uint64_t t0, struct json *tl)
+{
+	struct json *runs = json_arr(), *ends = json_arr(), *migrations = json_arr();
+	struct json *oncpu = json_arr();
 	size_t n = 0;
 	const struct th_rec_run *rr = th_record_runs(rec, &n);
 	for (size_t i = 0; rr && i < n; i++) {
@@ -126,6 +169,7 @@ void rec_json_timeline(struct th_record *rec, int pid, uint64_t t0, struct json 
 		double v[] = { (double)rr[i].task_id, rr[i].worker, rr[i].cpu,
 			       rel_s(rr[i].start_ns, t0), rel_s(rr[i].end_ns, t0) };
 		push_row(runs, v, 5);
+		json_push(ends, json_str(rec_json_run_end(rr[i].why)));
 	}
 	const struct th_rec_migration *m = th_record_migrations(rec, &n);
 	for (size_t i = 0; m && i < n; i++) {
@@ -135,6 +179,11 @@ void rec_json_timeline(struct th_record *rec, int pid, uint64_t t0, struct json 
 			       m[i].orig_cpu, m[i].dest_cpu };
 		push_row(migrations, v, 5);
 	}
+	push_oncpu(rec, pid, t0, oncpu);
+	json_set(tl, "runs", runs);
+	json_set(tl, "run_ends", ends);
+	json_set(tl, "migrations", migrations);
+	json_set(tl, "oncpu", oncpu);
 }
 
 /* A task of the recording as a run-JSON task: what the runtime's counters would say,
@@ -181,7 +230,7 @@ struct json *rec_json_run(struct th_record *rec, const struct rec_target_info *t
 	const struct th_rec_task *tasks = th_record_tasks(rec, &nt);
 	const struct th_rec_worker *ws = th_record_workers(rec, &nw);
 	struct json *run = json_obj(), *bpf = json_obj(), *ta = json_arr(), *wa = json_arr();
-	struct json *tl = json_obj(), *tr = json_arr(), *tm = json_arr(), *info = json_obj();
+	struct json *tl = json_obj(), *info = json_obj();
 	report_stamp(run, REPORT_SCHEMA_RUN);
 	json_set_str(run, "workload", t->name);
 	json_set(run, "options", json_arr());
@@ -206,9 +255,7 @@ struct json *rec_json_run(struct th_record *rec, const struct rec_target_info *t
 			json_push(ta, task_json(rec, &tasks[i], t0));
 	json_set(run, "tasks", ta);
 	json_set(run, "workers", wa);
-	rec_json_timeline(rec, t->pid, t0, tr, tm);
-	json_set(tl, "runs", tr);
-	json_set(tl, "migrations", tm);
+	rec_json_timeline(rec, t->pid, t0, tl);
 	json_set_num(tl, "dropped_runs", (double)th_record_dropped_runs(rec));
 	json_set(run, "timeline", tl);
 	json_set(run, "extra", json_obj());

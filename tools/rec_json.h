@@ -22,10 +22,16 @@ void rec_json_task_slices(struct json *task, struct th_record *rec, const struct
 /* The kernel-only worker fields (cpu_migrations, preemptions, on_cpu_ns, runq_wait_ns,
  * kernel_blocked_ns, kernel_blocks, host_tid); null when rw is NULL. */
 void rec_json_worker_kernel(struct json *worker, const struct th_rec_worker *rw);
-/* Appends process pid's runs ([task, worker, cpu, start_s, end_s]) and kernel migrations
- * ([ts_s, worker, task, from, to]) to the timeline arrays, times relative to t0. */
-void rec_json_timeline(struct th_record *rec, int pid, uint64_t t0, struct json *runs,
-		       struct json *migrations);
+/* Sets process pid's timeline into tl (times in s from t0): "runs" [task, worker, cpu,
+ * start_s, end_s] in start order per worker, "run_ends" (why each run ended, one string
+ * per run: rec_json_run_end), "migrations" [ts_s, worker, task, from, to] (the kernel
+ * moved a worker) and "oncpu" [tid, worker, cpu, start_s, end_s, runq_wait_s, end, task]
+ * (every kernel on-CPU interval of the process's runtime threads; worker -1: a spare or
+ * kthread-task thread; end 0 blocked, 1 preempted, 2 recording stopped; task current at
+ * switch-out, 0 none). */
+void rec_json_timeline(struct th_record *rec, int pid, uint64_t t0, struct json *tl);
+/* enum th_why as run_ends says it: "yield", "block", "done", "preempt" or "unknown". */
+const char *rec_json_run_end(uint32_t why);
 
 /* What `taskhop record` knows of a followed process beyond the recording. */
 struct rec_target_info {

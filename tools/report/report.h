@@ -62,8 +62,21 @@ int report_figures(const struct json *report, const char *dir, struct report_fig
 		   char *err, size_t errlen);
 /* The colour of the i-th policy in every figure ("#rrggbb"). */
 const char *report_policy_colour(int i);
-/* The Chrome trace-event JSON (Perfetto) of the report's runs: the first run of each
- * policy, one process per run with tracks per CPU, per worker and per task. */
+/* Which runs the timelines draw (trace_pick.c), from report["timeline_seed"]: a seed
+ * (REPORT_PICK_SEED, *seed set), "all" (every run), else the median run of each policy
+ * (by mean completion, or wall time without it; the lower median of an even count). */
+enum { REPORT_PICK_MEDIAN, REPORT_PICK_SEED, REPORT_PICK_ALL };
+int report_timeline_mode(const struct json *report, unsigned long long *seed);
+/* The run of `policy` the timeline draws (for "all": the median one), or NULL (no run with
+ * that seed); why gets the reason, "the median run of 5 by mean completion". */
+const struct json *report_timeline_run(const struct json *report, const char *policy, char *why,
+				       size_t len);
+/* Sets report["timeline_seed"] (--timeline-seed): "all", or seed. -1, changing nothing, if
+ * the report has runs and none of them has that seed. */
+int report_set_timeline_seed(struct json *report, bool all, unsigned long long seed);
+/* The Chrome trace-event JSON (Perfetto) of the report's chosen runs (above), one process
+ * per run: tracks per CPU (the kernel's on-CPU intervals of its threads), per thread
+ * (running / runnable / preempted / blocked), per worker and per task (task runs). */
 struct json *report_trace(const struct json *report);
 
 /* Validates the report, then writes report.md, report.html, runs.csv, the figures and
@@ -78,7 +91,7 @@ int report_write_all(const struct json *report, const char *dir, bool with_json,
  * (trace.json; trace viewers ignore top-level keys they do not know). */
 #define REPORT_SCHEMA_RUN "taskhop-run/1"
 #define REPORT_SCHEMA_REPORT "taskhop-report/1"
-#define REPORT_SCHEMA_TRACE "taskhop-trace/1"
+#define REPORT_SCHEMA_TRACE "taskhop-trace/2"
 void report_stamp(struct json *o, const char *schema);
 
 /* Policy name used for the serial baseline runs of a workload with baseline_option. */

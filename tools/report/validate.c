@@ -192,25 +192,36 @@ static int check_worker(struct vctx *c, const struct json *w, size_t index)
 	return 0;
 }
 
-/* runs: [task_id, worker, cpu, start_s, end_s]; migrations: [ts_s, worker, task_id, from, to]. */
+/* Timeline rows of ncol numbers, column k of kind[k]: 'i' id or count, 'w' worker (-1
+ * none), 'c' CPU (-1 unknown), 's' seconds, 'd' a duration (s >= 0), 't' thread id, 'e' an
+ * on-CPU interval's end (0 blocked, 1 preempted, 2 recording stopped).
+ * runs: [task_id, worker, cpu, start_s, end_s]; migrations: [ts_s, worker, task_id, from, to];
+ * oncpu: [tid, worker, cpu, start_s, end_s, runq_wait_s, end, task_id]. */
 static int check_timeline_rows(struct vctx *c, const struct json *rows, const char *field,
-			       const int *kind)
+			       const char *kind)
 {
+	size_t ncol = strlen(kind);
 	if (check_array(c, rows, field, false))
 		return -1;
 	for (size_t i = 0; i < json_len(rows); i++) {
 		const struct json *r = json_at(rows, i);
-		if (json_type_of(r) != JSON_ARR || json_len(r) != 5)
-			return fail(c, "'%s' rows must be arrays of 5 numbers", field);
-		for (size_t k = 0; k < 5; k++) {
+		if (json_type_of(r) != JSON_ARR || json_len(r) != ncol)
+			return fail(c, "'%s' rows must be arrays of %zu numbers", field, ncol);
+		for (size_t k = 0; k < ncol; k++) {
 			double lo = -MAX_SECONDS, hi = MAX_SECONDS;
-			bool whole = kind[k] != 's';
+			bool whole = kind[k] != 's' && kind[k] != 'd';
 			if (kind[k] == 'i')
 				lo = 0, hi = MAX_EXACT;
 			else if (kind[k] == 'w')
 				lo = -1, hi = c->workers - 1;
 			else if (kind[k] == 'c')
 				lo = -1, hi = TH_REC_MAX_CPUS - 1;
+			else if (kind[k] == 'd')
+				lo = 0;
+			else if (kind[k] == 't')
+				lo = 0, hi = 4294967295.0;
+			else if (kind[k] == 'e')
+				lo = 0, hi = 2;
 			if (check_value(c, json_at(r, k), field, false, whole, lo, hi))
 				return -1;
 		}
@@ -218,17 +229,40 @@ static int check_timeline_rows(struct vctx *c, const struct json *rows, const ch
 	return 0;
 }
 
+/* run_ends: one of a fixed set of words per run, as many as runs. */
+static int check_run_ends(struct vctx *c, const struct json *ends, const struct json *runs)
+{
+	static const char *const words[] = { "yield", "block", "done", "preempt", "unknown", NULL };
+	if (check_array(c, ends, "timeline run_ends", false))
+		return -1;
+	if (json_len(ends) != json_len(runs))
+		return fail(c, "'timeline run_ends' must have one entry per timeline run");
+	for (size_t i = 0; i < json_len(ends); i++) {
+		const char *w = json_type_of(json_at(ends, i)) == JSON_STR ? json_str_of(json_at(ends, i)) : "";
+		int k = 0;
+		while (words[k] && strcmp(words[k], w) != 0)
+			k++;
+		if (!words[k])
+			return fail(c, "'timeline run_ends' entries must be yield, block, done, preempt or unknown");
+	}
+	return 0;
+}
+
 static int check_timeline(struct vctx *c, const struct json *tl)
 {
-	static const int runs[5] = { 'i', 'w', 'c', 's', 's' }, migs[5] = { 's', 'w', 'i', 'c', 'c' };
 	if (!tl || json_is_null(tl))
 		return 0;
 	if (json_type_of(tl) != JSON_OBJ)
 		return fail(c, "'timeline' must be an object");
-	if (json_get(tl, "runs") && check_timeline_rows(c, json_get(tl, "runs"), "timeline runs", runs))
+	if (json_get(tl, "runs") && check_timeline_rows(c, json_get(tl, "runs"), "timeline runs", "iwcss"))
 		return -1;
 	if (json_get(tl, "migrations") &&
-	    check_timeline_rows(c, json_get(tl, "migrations"), "timeline migrations", migs))
+	    check_timeline_rows(c, json_get(tl, "migrations"), "timeline migrations", "swicc"))
+		return -1;
+	if (json_get(tl, "oncpu") &&
+	    check_timeline_rows(c, json_get(tl, "oncpu"), "timeline oncpu", "twcssdei"))
+		return -1;
+	if (json_get(tl, "run_ends") && check_run_ends(c, json_get(tl, "run_ends"), json_get(tl, "runs")))
 		return -1;
 	return 0;
 }
@@ -352,6 +386,14 @@ int report_validate(const struct json *report, char *err, size_t errlen)
 	}
 	if (check_header(&c, report))
 		return -1;
+	const struct json *ts = json_get(report, "timeline_seed");
+	unsigned long long seed;
+	if (ts && !json_is_null(ts) && !json_as_u64(ts, &seed) &&
+	    !(json_type_of(ts) == JSON_STR && (strcmp(json_str_of(ts), "all") == 0 ||
+					       strcmp(json_str_of(ts), "median") == 0))) {
+		snprintf(err, errlen, "'timeline_seed' must be a seed, \"all\" or \"median\"");
+		return -1;
+	}
 	for (size_t i = 0; i < json_len(runs); i++) {
 		snprintf(c.where, sizeof(c.where), "run %zu", i + 1);
 		if (check_fields(json_at(runs, i), report_run_fields, &c) ||

@@ -798,6 +798,17 @@ const struct th_rec_migration *th_record_migrations(struct th_record *r, size_t 
 	return r->migs.p;
 }
 
+int th_record_oncpu(struct th_record *r, size_t i, struct th_rec_oncpu *out)
+{
+	if (rec_analyse(r) != 0 || i >= r->ivals.n)
+		return -1;
+	const struct rec_ival *v = VAT(r->ivals, struct rec_ival, i);
+	*out = (struct th_rec_oncpu){ .pid = v->pid, .tid = v->tid, .cpu = v->cpu, .flags = v->flags,
+				      .start_ns = v->start, .end_ns = v->end, .wait_ns = v->wait_ns,
+				      .task_id = v->task_id };
+	return 0;
+}
+
 int th_record_cpu_at(struct th_record *r, int pid, int tid, uint64_t ts)
 {
 	if (rec_analyse(r) != 0)

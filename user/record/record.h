@@ -206,6 +206,18 @@ const struct th_rec_worker *th_record_workers(struct th_record *r, size_t *n);
 const struct th_rec_run *th_record_runs(struct th_record *r, size_t *n);
 const struct th_rec_migration *th_record_migrations(struct th_record *r, size_t *n);
 
+/* One on-CPU interval of a followed thread (sched_switch), as the join settled it: a
+ * thread's intervals are disjoint and its run-queue wait fits in the gap before each. */
+struct th_rec_oncpu {
+	int pid, tid, cpu;
+	uint32_t flags;              /* TH_EVF_*: PREEMPTED = left the CPU still runnable */
+	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
+	uint64_t wait_ns;            /* run-queue wait (wakeup or preemption -> on CPU) before it */
+	uint64_t task_id;            /* task current at switch-out (slot or USDT), 0 none/unknown */
+};
+/* The i-th interval, sorted by (pid, tid, end): 0, or -1 past the last one. */
+int th_record_oncpu(struct th_record *r, size_t i, struct th_rec_oncpu *out);
+
 /* The CPU thread `tid` of process `pid` (0 = first target) was on at time ts
  * (CLOCK_MONOTONIC), from the kernel intervals; -1 if it was not on a CPU. */
 int th_record_cpu_at(struct th_record *r, int pid, int tid, uint64_t ts);
