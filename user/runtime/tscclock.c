@@ -19,25 +19,15 @@
 
 #define REANCHOR_NS 10000000ull
 
-static double ns_per_tick;       /* 0: no usable TSC */
+double th__ns_per_tick;          /* 0: no usable TSC */
 static uint64_t reanchor_ticks;
 
-#if defined(__x86_64__)
+/* The counter itself is read inline by th__counter_ticks (tscclock.h): the run
+ * log stamps every switch with it. */
 static inline uint64_t ticks(void)
 {
-	return __builtin_ia32_rdtsc();
+	return th__counter_ticks();
 }
-#elif defined(__aarch64__)
-/* The generic timer's virtual count: constant-rate by architecture, readable
- * at EL0 on Linux (the vDSO reads it too). The isb keeps the read from being
- * taken ahead of the code before it, as the kernel's own read does. */
-static inline uint64_t ticks(void)
-{
-	uint64_t v;
-	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
-	return v;
-}
-#endif
 
 #if defined(__x86_64__) || defined(__aarch64__)
 /* The kernel clock and the counter at one instant, for the calibration and for
@@ -105,11 +95,6 @@ static double counter_ns_per_tick(void)
 	return hz ? 1e9 / (double)hz : 0;
 }
 #else
-static inline uint64_t ticks(void)
-{
-	return 0;
-}
-
 static void paired_reading(uint64_t *ns, uint64_t *tick)
 {
 	*ns = th_now_ns();
@@ -124,18 +109,18 @@ static double counter_ns_per_tick(void)
 
 void th__tscclock_calibrate(void)
 {
-	if (ns_per_tick > 0)
+	if (th__ns_per_tick > 0)
 		return;
 	double rate = counter_ns_per_tick();
 	if (rate <= 0)
 		return;
 	reanchor_ticks = (uint64_t)((double)REANCHOR_NS / rate);
-	ns_per_tick = rate;
+	th__ns_per_tick = rate;
 }
 
 uint64_t th__tscclock_now(struct th_tscclock *c)
 {
-	if (ns_per_tick <= 0)
+	if (th__ns_per_tick <= 0)
 		return th_now_ns();
 	uint64_t t = ticks();
 	uint64_t ns;
@@ -143,10 +128,40 @@ uint64_t th__tscclock_now(struct th_tscclock *c)
 		paired_reading(&c->anchor_ns, &c->anchor_ticks);
 		ns = c->anchor_ns;
 	} else {
-		ns = c->anchor_ns + (uint64_t)((double)(t - c->anchor_ticks) * ns_per_tick);
+		ns = c->anchor_ns + (uint64_t)((double)(t - c->anchor_ticks) * th__ns_per_tick);
 	}
 	if (ns < c->last_ns) /* a fresh anchor may sit a hair behind an extrapolation */
 		ns = c->last_ns;
 	c->last_ns = ns;
 	return ns;
+}
+
+/* ---- run-log stamps: raw counter values, dated when the log is drained ---- */
+
+void th__stamp_anchor(struct th_stamp_anchor *a)
+{
+	if (th__ns_per_tick > 0) {
+		paired_reading(&a->ns, &a->ticks);
+	} else {
+		a->ns = th_now_ns();
+		a->ticks = a->ns;
+	}
+}
+
+/* Between two anchors the counter is mapped onto the kernel clock linearly
+ * through both, so the error is the clock's slew within the segment (NTP
+ * slews CLOCK_MONOTONIC by at most 500 ppm, and the poller's segments are a
+ * few milliseconds), not the rate's error over the whole recording. A stamp
+ * outside the segment (a run published after the earlier anchor was taken)
+ * is extrapolated along the same line. */
+uint64_t th__stamp_to_ns(uint64_t stamp, const struct th_stamp_anchor *a0, const struct th_stamp_anchor *a1)
+{
+	if (th__ns_per_tick <= 0 || stamp == 0)
+		return stamp;
+	double rate = th__ns_per_tick;
+	if (a1->ticks > a0->ticks && a1->ns > a0->ns)
+		rate = (double)(a1->ns - a0->ns) / (double)(a1->ticks - a0->ticks);
+	double off = ((double)(int64_t)(stamp - a1->ticks)) * rate;
+	double ns = (double)a1->ns + off;
+	return ns > 0 ? (uint64_t)(ns + 0.5) : 0;
 }
