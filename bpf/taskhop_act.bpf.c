@@ -7,9 +7,15 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* The process that enabled activations (its tids are the kernel's: the loader
- * refuses a nested PID namespace). Set before load. */
+/* The process that enabled activations, as it numbers itself. Set before load.
+ * In a container (a PID namespace other than the initial one) the kernel's tids
+ * differ from the runtime's: targ_ns_dev/ino name the runtime's namespace, a
+ * switch-out is matched with bpf_get_ns_current_pid_tgid (current is prev in
+ * sched_switch), and the kernel tid it reveals is kept for the switch-in. */
 const volatile __u32 targ_tgid = 0;
+const volatile bool targ_in_ns = false;
+const volatile __u64 targ_ns_dev = 0;
+const volatile __u64 targ_ns_ino = 0;
 
 /* Thread i's line: the runtime writes state (enum th_slot_state); this program
  * turns TASK into BLOCKED at a blocking switch-out and back at switch-in. */
@@ -29,6 +35,14 @@ struct {
 	__type(value, __u32);
 } act_tids SEC(".maps");
 
+/* kernel tid -> thread index, learned at switch-outs (namespace mode only) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TH_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} act_kernel_tids SEC(".maps");
+
 /* one record per block seen; each wakes the runtime's monitor at once */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -37,11 +51,8 @@ struct {
 
 __u64 act_lost = 0;
 
-/* p's line and thread index, if p is one of the runtime's threads */
-static __always_inline struct th_slot *line_of(struct task_struct *p, __u32 *thread)
+static __always_inline struct th_slot *line_at(__u32 *idx, __u32 *thread)
 {
-	__u32 tid = p->pid;
-	__u32 *idx = bpf_map_lookup_elem(&act_tids, &tid);
 	struct th_slot_line *l;
 
 	if (!idx)
@@ -49,6 +60,42 @@ static __always_inline struct th_slot *line_of(struct task_struct *p, __u32 *thr
 	*thread = *idx;
 	l = bpf_map_lookup_elem(&act_slots, idx);
 	return l ? &l->s : 0;
+}
+
+/* prev's line and thread index, if prev (current) is one of the runtime's threads */
+static __always_inline struct th_slot *prev_line(struct task_struct *prev, __u32 *thread)
+{
+	struct bpf_pidns_info ns;
+	__u32 tid, host;
+	__u32 *idx;
+
+	if (!targ_in_ns) {
+		if (prev->tgid != targ_tgid)
+			return 0;
+		tid = prev->pid;
+		return line_at(bpf_map_lookup_elem(&act_tids, &tid), thread);
+	}
+	if (bpf_get_ns_current_pid_tgid(targ_ns_dev, targ_ns_ino, &ns, sizeof(ns)) ||
+	    ns.tgid != targ_tgid)
+		return 0;
+	tid = ns.pid;
+	idx = bpf_map_lookup_elem(&act_tids, &tid);
+	if (idx) {
+		host = prev->pid;
+		bpf_map_update_elem(&act_kernel_tids, &host, idx, BPF_NOEXIST);
+	}
+	return line_at(idx, thread);
+}
+
+/* next's line, if next is one of the runtime's threads */
+static __always_inline struct th_slot *next_line(struct task_struct *next, __u32 *thread)
+{
+	__u32 tid = next->pid;
+
+	if (!targ_in_ns)
+		return next->tgid == targ_tgid
+			       ? line_at(bpf_map_lookup_elem(&act_tids, &tid), thread) : 0;
+	return line_at(bpf_map_lookup_elem(&act_kernel_tids, &tid), thread);
 }
 
 SEC("tp_btf/sched_switch")
@@ -59,7 +106,7 @@ int BPF_PROG(act_switch, bool preempt, struct task_struct *prev, struct task_str
 	__u32 thread = 0;
 
 	/* prev left the CPU not runnable (blocked, not preempted) inside a task */
-	if (prev->tgid == targ_tgid && !preempt && prev_state != 0 && (s = line_of(prev, &thread)) &&
+	if (!preempt && prev_state != 0 && (s = prev_line(prev, &thread)) &&
 	    __sync_val_compare_and_swap(&s->state, TH_SLOT_TASK, TH_SLOT_BLOCKED) == TH_SLOT_TASK) {
 		__u64 now = bpf_ktime_get_ns();
 		struct th_act_event *e;
@@ -76,7 +123,7 @@ int BPF_PROG(act_switch, bool preempt, struct task_struct *prev, struct task_str
 		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	}
 	/* back on a CPU: the block is over unless a spare took the worker (TAKEN) */
-	if (next->tgid == targ_tgid && (s = line_of(next, &thread)))
+	if ((s = next_line(next, &thread)))
 		__sync_val_compare_and_swap(&s->state, TH_SLOT_BLOCKED, TH_SLOT_TASK);
 	return 0;
 }

@@ -83,10 +83,10 @@ static void preempt_option_is_checked_and_recorded_per_task(void **state)
 	for (size_t i = 0; i < json_len(tasks); i++) {
 		const struct json *t = json_get(json_at(tasks, i), "preempted");
 		assert_true(json_is_num(t));
-		most = t->num > most ? t->num : most;
+		most = json_num_of(t) > most ? json_num_of(t) : most;
 	}
 	assert_true(most >= 1); /* the 2e7 task runs tens of ms without a yield per cycle */
-	assert_true(json_get(json_at(tasks, 0), "preemptions")->type == JSON_NULL); /* kernel: no BPF */
+	assert_true(json_type_of(json_get(json_at(tasks, 0), "preemptions")) == JSON_NULL); /* kernel: no BPF */
 	json_free(run);
 }
 
@@ -235,7 +235,7 @@ static void check_report(const char *dir, bool bpf)
 		assert_string_equal(json_get_str(run, "policy", ""), i % 2 ? "shared" : "sticky");
 		assert_int_equal((int)json_get_num(run, "seed", -1), 1 + (int)i / 2);
 		expect_fields(run, run_fields, "run");
-		assert_int_equal(json_get(json_get(run, "bpf"), "enabled")->b, bpf);
+		assert_int_equal(json_bool_of(json_get(json_get(run, "bpf"), "enabled")), bpf);
 		const struct json *tasks = json_get(run, "tasks");
 		assert_int_equal(json_len(tasks), 21);
 		for (size_t k = 0; k < 21; k++) {
@@ -359,7 +359,7 @@ static void ctrl_c_during_compare_still_writes_the_report(void **state)
 	struct json *r = json_parse_file(path, err, sizeof(err));
 	if (!r)
 		fail_msg("%s", err);
-	assert_true(json_get(r, "interrupted")->b);
+	assert_true(json_bool_of(json_get(r, "interrupted")));
 	size_t runs = json_len(json_get(r, "runs"));
 	assert_true(runs >= 1 && runs < 400);
 	json_free(r);
@@ -414,7 +414,7 @@ static void unprivileged_run_names_the_fix_or_runs_without_bpf(void **state)
 	char err[256];
 	struct json *run = json_parse_file(json, err, sizeof(err));
 	assert_non_null(run);
-	assert_false(json_get(json_get(run, "bpf"), "enabled")->b);
+	assert_false(json_bool_of(json_get(json_get(run, "bpf"), "enabled")));
 	const struct json *t = json_at(json_get(run, "tasks"), 0);
 	assert_true(json_is_null(json_get(t, "cpu_migrations")));
 	assert_true(json_is_null(json_get(t, "on_cpu_ns")));

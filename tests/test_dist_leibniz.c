@@ -183,7 +183,7 @@ static char *run_hash(const char *cmd, const char *json)
 	}
 	const struct json *x = json_get(j, "extra");
 	const char *h = json_get_str(x, "partial_sums_fnv1a", NULL);
-	bool same = json_get(x, "identical_to_serial") && json_get(x, "identical_to_serial")->b;
+	bool same = json_get(x, "identical_to_serial") && json_bool_of(json_get(x, "identical_to_serial"));
 	char *r = h && same ? strdup(h) : NULL;
 	json_free(j);
 	return r;

@@ -57,11 +57,16 @@ static void spin_cpu_ms(uint64_t ms)
 enum { CHUNKS = 8, CHUNK_MS = 15 }; /* 120 ms in all, over the 50 ms top quantum */
 static _Atomic int chunks_done, chunks_seen_by_new;
 
+struct chunking {
+	int n, ms;
+};
+
+/* n chunks of ms of CPU time, a yield after each */
 static void *long_yielding(void *arg)
 {
-	(void)arg;
-	for (int c = 0; c < CHUNKS; c++) {
-		spin_cpu_ms(CHUNK_MS);
+	const struct chunking *c = arg;
+	for (int i = 0; i < c->n; i++) {
+		spin_cpu_ms((uint64_t)c->ms);
 		atomic_fetch_add(&chunks_done, 1);
 		th_yield();
 	}
@@ -75,13 +80,13 @@ static void *note_chunks(void *arg)
 	return NULL;
 }
 
-/* One worker, no preemption: returns how many chunks the long task had done
- * when the task spawned after it ran. */
-static int chunks_before_new_task(const char *policy)
+/* Spawns a long task of chunks c and a new task after it, waits for both and
+ * stops the runtime: returns how many chunks the long task had done when the
+ * new task ran. */
+static int new_task_after(const struct chunking *c)
 {
-	start(policy, 1, 0);
 	atomic_store(&chunks_done, 0);
-	th_task *l = th_spawn(long_yielding, NULL);
+	th_task *l = th_spawn(long_yielding, (void *)c);
 	th_task *s = th_spawn(note_chunks, NULL);
 	th_wait(l);
 	th_wait(s);
@@ -89,6 +94,14 @@ static int chunks_before_new_task(const char *policy)
 	th_task_free(s);
 	th_runtime_stop();
 	return atomic_load(&chunks_seen_by_new);
+}
+
+/* One worker, no preemption: returns how many chunks the long task had done
+ * when the task spawned after it ran. */
+static int chunks_before_new_task(const char *policy)
+{
+	start(policy, 1, 0);
+	return new_task_after(&(struct chunking){ CHUNKS, CHUNK_MS });
 }
 
 static void task_that_used_its_quantum_gives_way_to_a_new_one(void **state)
@@ -102,6 +115,45 @@ static void task_that_used_its_quantum_gives_way_to_a_new_one(void **state)
 	 * 3 if the runtime's own time before the first chunk tips it over */
 	assert_true(fb >= 3 && fb <= 4);
 	assert_int_equal(fcfs, CHUNKS); /* the contrast: fcfs keeps the old task */
+}
+
+/* ---- the top quantum is learned from tasks that finished ------------------- */
+
+enum { FINE_CHUNKS = 40, FINE_CHUNK_MS = 2, WARM_TASKS = 4, WARM_MS = 5 };
+
+static void *warm_task(void *arg)
+{
+	(void)arg;
+	spin_cpu_ms(WARM_MS);
+	return NULL;
+}
+
+/* One worker, no preemption; `warm` tasks of 5 ms finish first. Returns how
+ * many 2 ms chunks a long task had done when the task spawned after it ran. */
+static int fine_chunks_before_new_task(int warm)
+{
+	start("feedback", 1, 0);
+	for (int i = 0; i < warm; i++) {
+		th_task *w = th_spawn(warm_task, NULL);
+		th_wait(w);
+		th_task_free(w);
+	}
+	return new_task_after(&(struct chunking){ FINE_CHUNKS, FINE_CHUNK_MS });
+}
+
+static void top_quantum_is_learned_from_finished_tasks(void **state)
+{
+	(void)state;
+	int learned = fine_chunks_before_new_task(WARM_TASKS);
+	int fresh = fine_chunks_before_new_task(0);
+	print_message("  after %d finished tasks of %d ms the new task ran after %d chunks of "
+		      "%d ms, with none finished after %d\n",
+		      WARM_TASKS, WARM_MS, learned, FINE_CHUNK_MS, fresh);
+	/* q0 = 1.5 x 5 ms = 7.5 ms: at the yield after the 4th chunk (3 if the runtime's own
+	 * time tips it over, 5 if a warm task's clock read a little long) */
+	assert_true(learned >= 3 && learned <= 5);
+	/* q0 = 50 ms until a task has finished: the 25th chunk */
+	assert_true(fresh >= 24 && fresh <= 25);
 }
 
 /* ---- with preemption: a long task spawned first gives way ----------------- */
@@ -193,6 +245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(task_that_used_its_quantum_gives_way_to_a_new_one),
+		cmocka_unit_test(top_quantum_is_learned_from_finished_tasks),
 		cmocka_unit_test(long_task_spawned_first_gives_way_with_preemption),
 		cmocka_unit_test(dropped_tasks_still_use_every_worker),
 	};

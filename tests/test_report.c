@@ -19,6 +19,7 @@
 #include "report/json.h"
 #include "report/report.h"
 #include "report/stats.h"
+#include "taskhop.h"
 #include "workload.h"
 
 /* cmocka 1.1 has no double comparison. */
@@ -31,19 +32,20 @@
 
 static bool json_equal(const struct json *a, const struct json *b)
 {
-	if (!a || !b || a->type != b->type || a->n != b->n)
+	enum json_type t = json_type_of(a);
+	if (!a || !b || t != json_type_of(b) || json_len(a) != json_len(b))
 		return false;
-	switch (a->type) {
+	switch (t) {
 	case JSON_NULL: return true;
-	case JSON_BOOL: return a->b == b->b;
-	case JSON_NUM: return a->num == b->num;
-	case JSON_STR: return strcmp(a->str, b->str) == 0;
+	case JSON_BOOL: return json_bool_of(a) == json_bool_of(b);
+	case JSON_NUM: return json_num_of(a) == json_num_of(b);
+	case JSON_STR: return strcmp(json_str_of(a), json_str_of(b)) == 0;
 	default: break;
 	}
-	for (size_t i = 0; i < a->n; i++) {
-		if (a->type == JSON_OBJ && strcmp(a->keys[i], b->keys[i]) != 0)
+	for (size_t i = 0; i < json_len(a); i++) {
+		if (t == JSON_OBJ && strcmp(json_key_at(a, i), json_key_at(b, i)) != 0)
 			return false;
-		if (!json_equal(a->items[i], b->items[i]))
+		if (!json_equal(json_at(a, i), json_at(b, i)))
 			return false;
 	}
 	return true;
@@ -162,10 +164,14 @@ static void json_parse_rejects_corrupt_input_with_position(void **state)
 	(void)state;
 	char err[256];
 	const char *bad[] = { "{\"a\": 1,}", "[1 2]", "{\"a\" 1}", "\"open", "{\"a\": tru}",
-			      "[1] x", "", "{\"a\": 01x}" };
+			      "[1] x", "", "{\"a\": 01x}",
+			      /* what json-c alone would take: RFC 8259 has none of these */
+			      "[NaN]", "[1e400]", "[\"a\tb\"]", "[18446744073709551616]", "[-9223372036854775809]",
+			      "/* c */ 1", "[1,]", "[1]\0" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
-		struct json *v = json_parse(bad[i], strlen(bad[i]), err, sizeof(err));
+		size_t len = strlen(bad[i]) + (strcmp(bad[i], "[1]") == 0); /* the NUL byte too */
+		struct json *v = json_parse(bad[i], len, err, sizeof(err));
 		if (v)
 			fail_msg("accepted corrupt JSON: %s", bad[i]);
 		assert_non_null(strstr(err, "line 1 col"));
@@ -173,6 +179,41 @@ static void json_parse_rejects_corrupt_input_with_position(void **state)
 	struct json *v = json_parse("{\n  \"a\": [1,\n  ]\n}", 16, err, sizeof(err));
 	assert_null(v);
 	assert_non_null(strstr(err, "line 3"));
+}
+
+/* A number, null or a literal alone is a document too (json-c needs to be told it ended). */
+static void json_parse_takes_a_lone_scalar(void **state)
+{
+	(void)state;
+	char err[256];
+	unsigned long long u = 0;
+	struct json *v = json_parse("12", 2, err, sizeof(err));
+	assert_true(json_as_u64(v, &u) && u == 12);
+	json_free(v);
+	v = json_parse(" null\n", 6, err, sizeof(err));
+	assert_non_null(v);
+	assert_true(json_is_null(v));
+	json_free(v);
+	v = json_parse("true", 4, err, sizeof(err));
+	assert_true(json_bool_of(v));
+	json_free(v);
+}
+
+/* Two million empty objects are a 6 MB file but gigabytes of hash tables: refused from the
+ * text alone, where the limit is crossed. */
+static void json_parse_refuses_a_tree_over_the_memory_limit(void **state)
+{
+	(void)state;
+	size_t n = 2000000, len = 3 * n + 1;
+	char *text = malloc(len), err[256];
+	assert_non_null(text);
+	text[0] = '[';
+	for (size_t i = 0; i < n; i++)
+		memcpy(text + 1 + 3 * i, i + 1 < n ? "{}," : "{}]", 3);
+	assert_null(json_parse(text, len, err, sizeof(err)));
+	assert_non_null(strstr(err, "line 1 col "));
+	assert_non_null(strstr(err, "more than " JSON_MAX_TREE_TEXT " in memory"));
+	free(text);
 }
 
 static void json_write_file_replaces_atomically(void **state)
@@ -253,7 +294,7 @@ static void aggregate_summarizes_each_policy_over_its_runs(void **state)
 	struct json *r = fake_report(true);
 	const struct json *pols = json_get(r, "policies");
 	assert_int_equal(json_len(pols), 2);
-	assert_string_equal(pols->keys[0], "sticky");
+	assert_string_equal(json_key_at(pols, 0), "sticky");
 	const struct json *mean = json_get(json_get(pols, "shared"), "mean_completion_s");
 	/* shared runs: scale 1 and 2 -> means 0.2 and 0.4 */
 	assert_near(json_get_num(mean, "median", 0), 0.3, 1e-12);
@@ -282,12 +323,8 @@ static void validate_names_the_missing_field(void **state)
 	struct json *r = fake_report(true);
 	assert_int_equal(report_validate(r, err, sizeof(err)), 0);
 	struct json *task = (struct json *)json_at(json_get(json_at(json_get(r, "runs"), 1), "tasks"), 2);
-	for (size_t i = 0; i < task->n; i++) {
-		if (strcmp(task->keys[i], "completion_s") == 0) {
-			free(task->keys[i]);
-			task->keys[i] = strdup("completion");
-		}
-	}
+	json_set(task, "completion", json_clone(json_get(task, "completion_s")));
+	assert_int_equal(json_remove(task, "completion_s"), 0);
 	assert_int_equal(report_validate(r, err, sizeof(err)), -1);
 	assert_string_equal(err, "run 2 task 3 has no 'completion_s'");
 	json_free(r);
@@ -327,6 +364,8 @@ static void write_all_renders_every_file_from_the_json(void **state)
 	snprintf(path, sizeof(path), "%s/trace.json", dir);
 	struct json *trace = json_parse_file(path, err, sizeof(err));
 	assert_non_null(trace);
+	assert_string_equal(json_get_str(trace, "taskhop_version", ""), TASKHOP_VERSION);
+	assert_string_equal(json_get_str(trace, "schema", ""), REPORT_SCHEMA_TRACE);
 	const struct json *ev = json_get(trace, "traceEvents");
 	/* 2 policies -> 2 processes; each: 3 task runs on worker, CPU and task tracks */
 	int slices = 0;
@@ -350,6 +389,69 @@ static void write_all_renders_every_file_from_the_json(void **state)
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
+}
+
+/* Into the caller's buffer: a buffer local to a helper trips gcc's dangling-pointer check. */
+static void render_to_string(const struct json *r, bool html, char **out, size_t *len)
+{
+	FILE *f = open_memstream(out, len);
+	if (html)
+		report_html(r, NULL, "/nonexistent", f);
+	else
+		report_markdown(r, NULL, f);
+	fclose(f);
+}
+
+static int count_of(const char *s, const char *end, const char *what)
+{
+	int n = 0;
+	for (const char *p = strstr(s, what); p && p < end; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+/* A reader of report.html finds the data files one click away and the runs table with every
+ * column report.md has, in the same order, one cell per column in each row. */
+static void html_links_data_files_and_has_markdown_runs_columns(void **state)
+{
+	(void)state;
+	struct json *r = fake_report(true);
+	char *md = NULL, *html = NULL;
+	size_t mdlen, htmllen;
+	render_to_string(r, false, &md, &mdlen);
+	render_to_string(r, true, &html, &htmllen);
+	for (const char *const *file = (const char *const[]){ "report.json", "runs.csv", "trace.json", NULL };
+	     *file; file++) {
+		char link[64];
+		snprintf(link, sizeof(link), "<a href=\"%s\">", *file);
+		assert_non_null(strstr(html, link));
+	}
+	const char *mdh = strstr(md, "\n## Runs\n\n|");
+	const char *table = strstr(html, "<h2>Runs</h2>");
+	assert_non_null(mdh);
+	assert_non_null(table);
+	const char *table_end = strstr(table, "</table>");
+	assert_non_null(table_end);
+	mdh += strlen("\n## Runs\n\n|");
+	const char *at = table;
+	int columns = 0;
+	for (const char *eol = strchr(mdh, '\n'); mdh < eol; columns++) {
+		const char *bar = strchr(mdh, '|');
+		char th[96];
+		snprintf(th, sizeof(th), "<th>%.*s</th>", (int)(bar - mdh - 2), mdh + 1);
+		at = strstr(at, th);
+		assert_non_null(at);  /* present, and after the previous column */
+		assert_true(at < table_end);
+		mdh = bar + 1;
+	}
+	assert_int_equal(columns, 11);
+	assert_int_equal(count_of(table, table_end, "<th>"), columns);
+	int rows = count_of(table, table_end, "<tr>") - 1;
+	assert_int_equal(rows, (int)json_len(json_get(r, "runs")));
+	assert_int_equal(count_of(table, table_end, "<td>"), rows * columns);
+	free(md);
+	free(html);
+	json_free(r);
 }
 
 static void text_table_shows_ratio_to_ideal_and_sticky(void **state)
@@ -410,7 +512,7 @@ static void validate_refuses_extreme_histogram_values(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct json *r = fake_report(true);
 		struct json *means = (struct json *)json_get(task_of(r, 0, 2), "means");
-		means->items[3]->num = bad[i];
+		json_put_at(means, 3, json_num(bad[i]));
 		expect_refused(r, "run 1 task 3: 'means' must be a number in [0, 1]");
 	}
 }
@@ -424,10 +526,10 @@ static void validate_refuses_timeline_cpu_and_worker_of_2e9(void **state)
 {
 	(void)state;
 	struct json *r = fake_report(true);
-	timeline_row(r, 0, "runs", 1)->items[2]->num = 2e9;
+	json_put_at(timeline_row(r, 0, "runs", 1), 2, json_num(2e9));
 	expect_refused(r, "run 1: 'timeline runs' must be a whole number in [-1, 1023], not 2000000000");
 	r = fake_report(true);
-	timeline_row(r, 2, "runs", 0)->items[1]->num = 2e9;
+	json_put_at(timeline_row(r, 2, "runs", 0), 1, json_num(2e9));
 	expect_refused(r, "run 3: 'timeline runs' must be a whole number in [-1, 1], not 2000000000");
 	r = fake_report(true);
 	struct json *m = json_arr();
@@ -439,7 +541,7 @@ static void validate_refuses_timeline_cpu_and_worker_of_2e9(void **state)
 	/* a row too short to hold [task, worker, cpu, start, end] */
 	r = fake_report(true);
 	struct json *row0 = timeline_row(r, 0, "runs", 0);
-	json_free(row0->items[--row0->n]);
+	assert_int_equal(json_pop(row0), 0);
 	expect_refused(r, "run 1: 'timeline runs' rows must be arrays of 5 numbers");
 }
 
@@ -474,7 +576,7 @@ static void trace_keeps_task_ids_beyond_int_range(void **state)
 	struct json *r = fake_report(true);
 	const double big = 30000000001.0;
 	json_set_num(task_of(r, 0, 0), "id", big);
-	timeline_row(r, 0, "runs", 0)->items[0]->num = big;
+	json_put_at(timeline_row(r, 0, "runs", 0), 0, json_num(big));
 	char err[256];
 	assert_int_equal(report_validate(r, err, sizeof(err)), 0);
 	struct json *trace = report_trace(r);
@@ -908,12 +1010,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(json_round_trip_keeps_every_value),
 		cmocka_unit_test(json_parse_rejects_corrupt_input_with_position),
+		cmocka_unit_test(json_parse_takes_a_lone_scalar),
+		cmocka_unit_test(json_parse_refuses_a_tree_over_the_memory_limit),
 		cmocka_unit_test(json_write_file_replaces_atomically),
 		cmocka_unit_test(spt_bound_matches_hand_computed_schedules),
 		cmocka_unit_test(stats_give_median_min_max_and_t_interval),
 		cmocka_unit_test(aggregate_summarizes_each_policy_over_its_runs),
 		cmocka_unit_test(validate_names_the_missing_field),
 		cmocka_unit_test(write_all_renders_every_file_from_the_json),
+		cmocka_unit_test(html_links_data_files_and_has_markdown_runs_columns),
 		cmocka_unit_test(text_table_shows_ratio_to_ideal_and_sticky),
 		cmocka_unit_test(validate_refuses_more_than_ten_means),
 		cmocka_unit_test(validate_refuses_extreme_histogram_values),

@@ -47,6 +47,16 @@ static void start(const char *policy, int workers)
 		fail_msg("th_runtime_start: %s", th_last_error());
 }
 
+/* Every test's teardown: a test that fails between start() and
+ * th_runtime_stop() must not leave the runtime up for the next one, whose
+ * start() would then fail too (one failure reported as many). */
+static int stop_if_running(void **state)
+{
+	(void)state;
+	th_runtime_stop();
+	return 0;
+}
+
 static const char *const core_policies[] = { "sticky", "shared" };
 
 /* ---- fetch ---------------------------------------------------------------- */
@@ -1007,29 +1017,29 @@ static void stack_size_outside_16k_to_1g_is_refused_at_start(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fetch_returns_each_tasks_result),
-		cmocka_unit_test(million_tiny_tasks_sum_correctly),
-		cmocka_unit_test(nested_spawn_10000_deep_completes),
-		cmocka_unit_test(fetch_in_task_blocks_only_the_task),
-		cmocka_unit_test(group_wait_waits_for_all),
-		cmocka_unit_test(mutex_counter_is_exact_under_two_workers),
-		cmocka_unit_test(sticky_tasks_never_hop_and_end_where_placed),
-		cmocka_unit_test(shared_runs_others_during_a_long_task_and_tasks_hop),
-		cmocka_unit_test(static_split_matches_julia_threads),
-		cmocka_unit_test(th_for_runs_block_i_on_worker_i),
-		cmocka_unit_test(map_and_reduce_equal_serial),
-		cmocka_unit_test(result_memory_fills_with_a_fault_per_huge_page),
-		cmocka_unit_test(rng_stream_depends_only_on_seed_and_task_id),
-		cmocka_unit_test(unknown_policy_is_a_clear_error),
-		cmocka_unit_test(pinned_workers_run_on_their_own_cpu),
-		cmocka_unit_test(run_log_stays_in_order_under_cpu_contention),
-		cmocka_unit_test(a_blocked_task_costs_one_mapping),
-		cmocka_unit_test(workers_publish_the_running_task_in_their_slot),
-		cmocka_unit_test(task_timestamps_are_monotonic_clock_times),
-		cmocka_unit_test(stack_overflow_is_reported_with_task_id_under_every_policy),
-		cmocka_unit_test(runtime_stop_inside_a_task_aborts_with_a_message),
-		cmocka_unit_test(fetch_null_double_free_and_fetch_after_free_abort),
-		cmocka_unit_test(stack_size_outside_16k_to_1g_is_refused_at_start),
+		cmocka_unit_test_teardown(fetch_returns_each_tasks_result, stop_if_running),
+		cmocka_unit_test_teardown(million_tiny_tasks_sum_correctly, stop_if_running),
+		cmocka_unit_test_teardown(nested_spawn_10000_deep_completes, stop_if_running),
+		cmocka_unit_test_teardown(fetch_in_task_blocks_only_the_task, stop_if_running),
+		cmocka_unit_test_teardown(group_wait_waits_for_all, stop_if_running),
+		cmocka_unit_test_teardown(mutex_counter_is_exact_under_two_workers, stop_if_running),
+		cmocka_unit_test_teardown(sticky_tasks_never_hop_and_end_where_placed, stop_if_running),
+		cmocka_unit_test_teardown(shared_runs_others_during_a_long_task_and_tasks_hop, stop_if_running),
+		cmocka_unit_test_teardown(static_split_matches_julia_threads, stop_if_running),
+		cmocka_unit_test_teardown(th_for_runs_block_i_on_worker_i, stop_if_running),
+		cmocka_unit_test_teardown(map_and_reduce_equal_serial, stop_if_running),
+		cmocka_unit_test_teardown(result_memory_fills_with_a_fault_per_huge_page, stop_if_running),
+		cmocka_unit_test_teardown(rng_stream_depends_only_on_seed_and_task_id, stop_if_running),
+		cmocka_unit_test_teardown(unknown_policy_is_a_clear_error, stop_if_running),
+		cmocka_unit_test_teardown(pinned_workers_run_on_their_own_cpu, stop_if_running),
+		cmocka_unit_test_teardown(run_log_stays_in_order_under_cpu_contention, stop_if_running),
+		cmocka_unit_test_teardown(a_blocked_task_costs_one_mapping, stop_if_running),
+		cmocka_unit_test_teardown(workers_publish_the_running_task_in_their_slot, stop_if_running),
+		cmocka_unit_test_teardown(task_timestamps_are_monotonic_clock_times, stop_if_running),
+		cmocka_unit_test_teardown(stack_overflow_is_reported_with_task_id_under_every_policy, stop_if_running),
+		cmocka_unit_test_teardown(runtime_stop_inside_a_task_aborts_with_a_message, stop_if_running),
+		cmocka_unit_test_teardown(fetch_null_double_free_and_fetch_after_free_abort, stop_if_running),
+		cmocka_unit_test_teardown(stack_size_outside_16k_to_1g_is_refused_at_start, stop_if_running),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -178,7 +178,7 @@ static void proc_cmdline(pid_t pid, char *out, size_t len)
 	for (size_t i = 0; i < n && argc < 256; i += strlen(buf + i) + 1)
 		args[argc++] = buf + i;
 	struct json *q = report_command(argc, args);
-	snprintf(out, len, "%s", q && q->str ? q->str : "");
+	snprintf(out, len, "%s", json_str_of(q) ? json_str_of(q) : "");
 	json_free(q);
 }
 
@@ -284,7 +284,7 @@ static int attach_all(struct th_record *r, const struct record_opts *o, struct f
 		argc++;
 	struct json *q = report_command(argc, o->cmd);
 	fw[0].pid = *child;
-	snprintf(fw[0].command, sizeof(fw[0].command), "%s", q && q->str ? q->str : "");
+	snprintf(fw[0].command, sizeof(fw[0].command), "%s", json_str_of(q) ? json_str_of(q) : "");
 	snprintf(fw[0].name, sizeof(fw[0].name), "%.255s", base_name(o->cmd[0]));
 	json_free(q);
 	return 1;

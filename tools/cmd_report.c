@@ -69,7 +69,7 @@ static void print_bench(const struct json *r)
 	const char *best = NULL;
 	double best_mean = 0, best_ratio = 0;
 	for (size_t i = 0; i < json_len(pols); i++) {
-		const char *name = pols->keys[i];
+		const char *name = json_key_at(pols, i);
 		const struct json *p = json_at(pols, i);
 		if (serial > 0) {
 			double w = med(p, "wall_s");

@@ -254,8 +254,8 @@ static struct json *task_json(const struct wl_task *t, struct th_record *rec)
 	json_set(o, "work_s", num_or_null(work >= 0, work));
 	json_set_num(o, "blocks", (double)t->st.blocks);
 	json_set_num(o, "activations", (double)t->st.activations);
-	for (size_t i = 0; t->extra && i < t->extra->n; i++)
-		json_set(o, t->extra->keys[i], json_clone(t->extra->items[i]));
+	for (size_t i = 0; t->extra && i < json_len(t->extra); i++)
+		json_set(o, json_key_at(t->extra, i), json_clone(json_at(t->extra, i)));
 	return o;
 }
 

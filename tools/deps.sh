@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(
   build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-  libcmocka-dev systemtap-sdt-dev libhwloc-dev pkg-config
+  libcmocka-dev systemtap-sdt-dev libhwloc-dev pkg-config libjson-c-dev
   openmpi-bin libopenmpi-dev gnuplot-nox
   golang-go libboost-fiber-dev libboost-context-dev
   linux-libc-dev util-linux python3

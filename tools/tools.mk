@@ -50,3 +50,6 @@ bench:: $(TASKHOP)
 		--json $(B)/bench/darts-draw.json >/dev/null && \
 	python3 -c 'import json,sys; r = json.load(open(sys.argv[1])); \
 		print("bench: darts_ns_per_draw %.2f ns" % (r["makespan_s"] * 1e9 / 1e8))' $(B)/bench/darts-draw.json
+
+# The report code reads and writes JSON with json-c (tools/report/json.c).
+LDLIBS += -ljson-c

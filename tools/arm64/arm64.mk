@@ -13,7 +13,7 @@ A64_CPPFLAGS := -Iuser/runtime -Iuser/record -Iuser/dist -Ibpf -Itools -I$(A64) 
 A64_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -MMD -MP \
 	-DTASKHOP_SAN_none
 A64_LDFLAGS := $(foreach d,$(A64_LIBDIRS),-L$(d) -Wl,-rpath-link,$(d))
-A64_LDLIBS := -lhwloc -lpthread -lm
+A64_LDLIBS := -lhwloc -lpthread -lm -ljson-c
 
 # The suites that need no kernel of their own: qemu-user emulates a process, not a
 # kernel, so the BPF suites (test_record*) cannot load anything there.

@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 DIR=${1:?usage: sysroot.sh DIR}
 PKGS=(libcmocka0 libcmocka-dev libhwloc15 libhwloc-dev libudev1
-      libbpf1 libbpf-dev libelf1 libelf-dev zlib1g zlib1g-dev systemtap-sdt-dev)
+      libbpf1 libbpf-dev libelf1 libelf-dev zlib1g zlib1g-dev systemtap-sdt-dev
+      libjson-c5 libjson-c-dev)
 TOOLS=(qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 
 say() { echo "test-arm64: $*" >&2; }

@@ -1,26 +1,33 @@
 #!/usr/bin/env python3
 """feedback_model.py — the feedback policy on darts without runtime costs: mean completion
-over the SPT bound for a range of top quanta q0, both spawn orders, with and without
-preemption. How policy_feedback.c's q0 was chosen while the machine was too busy to time it.
+over the SPT bound for a range of fixed top quanta q0, and for q0 learned as policy_feedback.c
+does (1.5 x the median attained time of the last 16 finished tasks, 50 ms until one has), both
+spawn orders, with and without preemption.
 
 usage: feedback_model.py [--small MS] [--large MS] [--count K] [--workers W] [--preempt MS]
-Defaults: darts' sizes on an idle machine here (1e7 draws ~ 30 ms, 1e9 ~ 3000 ms)."""
+Defaults: darts' sizes on an idle machine here (1e7 draws ~ 11 ms, 1e9 ~ 1100 ms)."""
 import argparse
 import heapq
 
 from darts_model import spt_mean
 
 
+LEARN_START_MS, LEARN_MULT, LEARN_RECENT, LEARN_MIN_MS = 50.0, 1.5, 16, 0.1
+
+
 def simulate(sizes, workers, q0, preempt, levels=8):
     """sizes: work per task in ms, in spawn order; each is 10 cycles with a yield before
-    each. Returns the mean completion time in ms."""
-    ends, end = [], 0.0
-    for k in range(levels):
-        end += q0 * 2 ** k
-        ends.append(end)
+    each. q0 None: learned. Returns the mean completion time in ms."""
+    learn = q0 is None
+    state = {"q0": LEARN_START_MS if learn else q0}
+    recent = []
 
     def key(t):
-        lvl = next((k for k, e in enumerate(ends[:-1]) if attained[t] < e), levels - 1)
+        lvl, q, end = 0, state["q0"], state["q0"]
+        while lvl < levels - 1 and attained[t] >= end:
+            q *= 2
+            end += q
+            lvl += 1
         return (lvl, t)
 
     n = len(sizes)
@@ -62,6 +69,10 @@ def simulate(sizes, workers, q0, preempt, levels=8):
             if all(x == 0 for x in left[t]):
                 done[t] = now
                 run[w] = None
+                if learn:
+                    recent = (recent + [attained[t]])[-LEARN_RECENT:]
+                    med = sorted(recent)[len(recent) // 2]
+                    state["q0"] = max(LEARN_MIN_MS, LEARN_MULT * med)
                 continue
             if not cycle_end and not (preempt and now - since[w] >= preempt - 1e-9):
                 continue
@@ -75,8 +86,8 @@ def simulate(sizes, workers, q0, preempt, levels=8):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--small", type=float, default=30.0)
-    ap.add_argument("--large", type=float, default=3000.0)
+    ap.add_argument("--small", type=float, default=11.0)
+    ap.add_argument("--large", type=float, default=1100.0)
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--preempt", type=float, default=1.0)
@@ -85,11 +96,12 @@ def main():
     first = [a.large] + [a.small] * a.count
     ideal = spt_mean(last, a.workers)
     print(f"{'q0 ms':>6} {'last, preempt':>14} {'first, preempt':>15} {'first, none':>12}")
-    for q0 in (5, 10, 20, 30, 40, 50, 75, 100, 200):
+    for q0 in (5, 10, 20, 30, 40, 50, 75, 100, 200, None):
         r = [simulate(last, a.workers, q0, a.preempt) / ideal,
              simulate(first, a.workers, q0, a.preempt) / ideal,
              simulate(first, a.workers, q0, 0) / ideal]
-        print(f"{q0:>6} {r[0]:>14.3f} {r[1]:>15.3f} {r[2]:>12.3f}")
+        name = "learn" if q0 is None else q0
+        print(f"{name:>6} {r[0]:>14.3f} {r[1]:>15.3f} {r[2]:>12.3f}")
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < reps; i++) {
 		struct json *doc = NULL;
 		const struct json *x = run_json(cmd, json, &doc);
-		if (!x || !json_get(x, "identical_to_serial") || !json_get(x, "identical_to_serial")->b) {
+		if (!x || !json_get(x, "identical_to_serial") || !json_bool_of(json_get(x, "identical_to_serial"))) {
 			fprintf(stderr, "leibniz_bench: no result, or pmap and serial partial sums differ\n");
 			json_free(doc);
 			return 1;

@@ -124,7 +124,7 @@ static int fig_returns(const struct json *report, const char *dir, struct report
 		fprintf(b.f, "$p%zu << EOD\n", p);
 		for (size_t r = 0; r < json_len(runs); r++) {
 			const struct json *run = json_at(runs, r);
-			if (strcmp(json_get_str(run, "policy", ""), pols->keys[p]) != 0)
+			if (strcmp(json_get_str(run, "policy", ""), json_key_at(pols, p)) != 0)
 				continue;
 			const struct json *tasks = json_get(run, "tasks");
 			for (size_t k = 0; k < json_len(tasks); k++)
@@ -137,11 +137,11 @@ static int fig_returns(const struct json *report, const char *dir, struct report
 	fprintf(b.f, "plot ");
 	bool first = true;
 	for (size_t p = 0; p < json_len(pols); p++) {
-		if (!has_tasks(runs, pols->keys[p]))
+		if (!has_tasks(runs, json_key_at(pols, p)))
 			continue;
 		fprintf(b.f, "%s$p%zu with linespoints lw 1.5 pt 7 ps 0.5 lc rgb '%s' ",
 			first ? "" : ", ", p, report_policy_colour((int)p));
-		key_title(b.f, pols->keys[p]);
+		key_title(b.f, json_key_at(pols, p));
 		first = false;
 	}
 	fprintf(b.f, "\n");
@@ -160,7 +160,7 @@ static double task_median(const struct json *runs, const char *policy, size_t k,
 			continue;
 		const struct json *v = json_get(json_at(json_get(run, "tasks"), k), field);
 		if (json_is_num(v))
-			x[n++] = v->num;
+			x[n++] = json_num_of(v);
 	}
 	if (!n)
 		return NAN;
@@ -181,7 +181,7 @@ static void migr_panel(FILE *f, const struct json *runs, const struct json *pols
 	for (size_t k = 0; k < ntasks; k++) {
 		fprintf(f, "%zu", k + 1);
 		for (size_t p = 0; p < json_len(pols); p++) {
-			double v = task_median(runs, pols->keys[p], k, field);
+			double v = task_median(runs, json_key_at(pols, p), k, field);
 			any |= !isnan(v);
 			if (isnan(v))
 				fprintf(f, " NaN");
@@ -200,11 +200,11 @@ static void migr_panel(FILE *f, const struct json *runs, const struct json *pols
 	fprintf(f, "plot ");
 	bool first = true;
 	for (size_t p = 0; p < json_len(pols); p++) {
-		if (!has_tasks(runs, pols->keys[p]))
+		if (!has_tasks(runs, json_key_at(pols, p)))
 			continue;
 		fprintf(f, "%s%s using %zu%s lc rgb '%s' ", first ? "" : ", ", block, p + 2,
 			first ? ":xtic(1)" : "", report_policy_colour((int)p));
-		key_title(f, pols->keys[p]);
+		key_title(f, json_key_at(pols, p));
 		first = false;
 	}
 	fprintf(f, "\n");
@@ -263,7 +263,7 @@ static int fig_speedup(const struct json *report, const char *dir, struct report
 	}
 	fprintf(b.f, "EOD\nset xtics noenhanced\nset xtics (");
 	for (size_t p = 0; p < json_len(pols); p++) {
-		fig_quote(b.f, pols->keys[p]);
+		fig_quote(b.f, json_key_at(pols, p));
 		fprintf(b.f, " %zu%s", p, p + 1 < json_len(pols) ? ", " : ")\n");
 	}
 	fprintf(b.f, "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset grid ytics\n"

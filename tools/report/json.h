@@ -1,5 +1,6 @@
-/* json.h — a small JSON tree: build, write (atomically to a file), parse, query.
- * report.json is the source of truth of every taskhop report, so both directions live here. */
+/* json.h — the JSON tree of the reports: build, write (atomically to a file), parse, query.
+ * report.json is the source of truth of every taskhop report, so both directions live here.
+ * A thin layer over json-c (json.c says what it adds); callers never see json-c itself. */
 #ifndef TASKHOP_JSON_H
 #define TASKHOP_JSON_H
 
@@ -9,20 +10,8 @@
 
 enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
 
-struct json {
-	enum json_type type;
-	bool b;
-	double num;
-	/* Integer literals in [0, 2^64-1] (seeds) are also kept exactly: is_u64 set, u64 the
-	 * value, num its nearest double. */
-	bool is_u64;
-	unsigned long long u64;
-	char *str;
-	/* arrays and objects: n items; keys[i] for objects (insertion order is kept) */
-	struct json **items;
-	char **keys;
-	size_t n, cap;
-};
+/* A JSON value: a json-c object (see json.c); read it through the functions below. */
+struct json;
 
 /* Constructors return NULL only on out of memory; every container function
  * accepts a NULL value (and then does nothing but report failure). */
@@ -35,6 +24,12 @@ struct json *json_arr(void);
 struct json *json_obj(void);
 /* Takes ownership of v. Returns 0, or -1 (v freed). */
 int json_push(struct json *arr, struct json *v);
+/* Replaces item i (< json_len) of arr by v. Takes ownership of v. Returns 0, or -1 (v freed). */
+int json_put_at(struct json *arr, size_t i, struct json *v);
+/* Removes (and frees) the last item of arr. Returns 0, or -1 when arr is not a non-empty array. */
+int json_pop(struct json *arr);
+/* Removes (and frees) member key. Returns 0, or -1 when obj has no such member. */
+int json_remove(struct json *obj, const char *key);
 /* Sets key to v, replacing (and freeing) an existing member. Takes ownership of v. */
 int json_set(struct json *obj, const char *key, struct json *v);
 /* Shorthands for the common member types. */
@@ -50,6 +45,14 @@ void json_free(struct json *v);
 const struct json *json_get(const struct json *obj, const char *key);
 const struct json *json_at(const struct json *arr, size_t i);
 size_t json_len(const struct json *v);          /* items of an array/object, else 0 */
+enum json_type json_type_of(const struct json *v); /* JSON_NULL for NULL too */
+/* The value itself: 0, false, NULL when v is of another type (or NULL). */
+double json_num_of(const struct json *v);
+bool json_bool_of(const struct json *v);
+const char *json_str_of(const struct json *v);
+/* The key of member i of an object (members keep their insertion order); NULL past the end.
+ * json_at(obj, i) is its value. Both walk the members: O(i). */
+const char *json_key_at(const struct json *obj, size_t i);
 double json_get_num(const struct json *obj, const char *key, double def);
 const char *json_get_str(const struct json *obj, const char *key, const char *def);
 bool json_is_num(const struct json *v);
@@ -60,17 +63,22 @@ bool json_as_u64(const struct json *v, unsigned long long *out);
 const char *json_num_text(const struct json *v, char *buf, size_t len);
 bool json_is_null(const struct json *v);        /* true for NULL too */
 
-/* Writes v; indent > 0 pretty-prints with that many spaces, 0 writes one line.
+/* Writes v; indent > 0 pretty-prints (json-c's two spaces a level; arrays of numbers and
+ * empty containers on one line), 0 writes one line.
  * Whole numbers up to 2^53 are written without a fraction. */
 void json_write(FILE *f, const struct json *v, int indent);
 /* Writes to path via path.tmp.PID + rename, so readers never see half a file.
  * Returns 0, or -1 with err set. */
 int json_write_file(const char *path, const struct json *v, int indent, char *err, size_t errlen);
 
-/* Parses a complete document (RFC 8259; trailing garbage is an error) of at most
- * JSON_MAX_VALUES values (the tree takes about 80 bytes per value, so a hostile file
- * cannot make it exhaust memory). Returns the tree, or NULL with "line L col C: what" in err. */
-#define JSON_MAX_VALUES (16u << 20)
+/* Parses a complete document (RFC 8259: no NaN, comments or control characters in strings;
+ * trailing garbage is an error) nested at most JSON_MAX_DEPTH deep, whose tree would take at
+ * most JSON_MAX_TREE bytes (estimated before anything is allocated, so a hostile file cannot
+ * make it exhaust memory). Integer literals must fit 64 bits (signed, or unsigned for seeds).
+ * Returns the tree, or NULL with "line L col C: what" in err. */
+#define JSON_MAX_DEPTH 200
+#define JSON_MAX_TREE (1ull << 30)
+#define JSON_MAX_TREE_TEXT "1 GiB"
 struct json *json_parse(const char *text, size_t len, char *err, size_t errlen);
 /* The same for a file of at most JSON_MAX_FILE bytes. */
 #define JSON_MAX_FILE (256u << 20)

@@ -16,7 +16,7 @@ static const char *fmt_num(char *buf, size_t len, const struct json *v, const ch
 	if (!json_is_num(v))
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, fmt, v->num * scale);
+		snprintf(buf, len, fmt, json_num_of(v) * scale);
 	return buf;
 }
 
@@ -41,15 +41,15 @@ static const char *baseline_policy(const struct json *report)
 
 static void cpus_text(const struct json *v, char *buf, size_t len)
 {
-	if (!v || v->type != JSON_ARR) {
+	if (!v || json_type_of(v) != JSON_ARR) {
 		snprintf(buf, len, "-");
 		return;
 	}
 	size_t o = 0;
 	buf[0] = 0;
-	for (size_t i = 0; i < v->n && o + 8 < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%.0f", i ? "," : "", json_at(v, i)->num);
-	if (!v->n)
+	for (size_t i = 0; i < json_len(v) && o + 8 < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%.0f", i ? "," : "", json_num_of(json_at(v, i)));
+	if (!json_len(v))
 		snprintf(buf, len, "-");
 }
 
@@ -62,7 +62,7 @@ static const char *blocked_ms(char *buf, size_t len, const struct json *run)
 		const struct json *v = json_get(json_at(tasks, i), "kernel_blocked_ns");
 		if (!json_is_num(v))
 			return snprintf(buf, len, "-"), buf;
-		ns += v->num;
+		ns += json_num_of(v);
 	}
 	snprintf(buf, len, json_len(tasks) ? "%.2f" : "-", ns / 1e6);
 	return buf;
@@ -73,12 +73,12 @@ static const char *blocked_ms(char *buf, size_t len, const struct json *run)
 void report_run_text(const struct json *run, FILE *f)
 {
 	const struct json *bpf = json_get(run, "bpf");
-	bool bpf_on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
+	bool bpf_on = json_get(bpf, "enabled") && json_bool_of(json_get(bpf, "enabled"));
 	char b[17][40];
 	char seed[32];
 	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%s  bpf=%s",
 		json_get_str(run, "workload", "?"), json_get_str(run, "policy", "?"),
-		json_get_num(run, "worker_count", 0), json_get(run, "pin") && json_get(run, "pin")->b ? " (pinned)" : "",
+		json_get_num(run, "worker_count", 0), json_get(run, "pin") && json_bool_of(json_get(run, "pin")) ? " (pinned)" : "",
 		json_num_text(json_get(run, "seed"), seed, sizeof(seed)), bpf_on ? "on" : "off");
 	if (json_is_num(json_get(run, "preempt_ms")))
 		fprintf(f, "  preempt=%gms", json_get_num(run, "preempt_ms", 0));
@@ -164,7 +164,7 @@ void report_run_text(const struct json *run, FILE *f)
 
 static void stat_cell(char *buf, size_t len, const struct json *s, const char *fmt1)
 {
-	if (!s || s->type != JSON_OBJ) {
+	if (!s || json_type_of(s) != JSON_OBJ) {
 		snprintf(buf, len, "-");
 		return;
 	}
@@ -199,7 +199,7 @@ static int table_rows(const struct json *report, struct row *rows, int max)
 	for (size_t i = 0; i < json_len(pols) && n < max; i++, n++) {
 		const struct json *p = json_at(pols, i);
 		struct row *r = &rows[n];
-		r->name = pols->keys[i];
+		r->name = json_key_at(pols, i);
 		snprintf(r->runs, sizeof(r->runs), "%.0f", json_get_num(p, "runs", 0));
 		stat_cell(r->mean, sizeof(r->mean), json_get(p, "mean_completion_s"), "%.3f");
 		stat_cell(r->span, sizeof(r->span), json_get(p, "makespan_s"), "%.3f");
@@ -236,13 +236,13 @@ static void headline(const struct json *report, FILE *f, const char *pre)
 	const struct json *opts = json_get(report, "options");
 	fprintf(f, "%s%s", pre, json_get_str(report, "workload", "?"));
 	for (size_t i = 0; i < json_len(opts); i++)
-		fprintf(f, " %s", json_at(opts, i)->str ? json_at(opts, i)->str : "");
+		fprintf(f, " %s", json_str_of(json_at(opts, i)) ? json_str_of(json_at(opts, i)) : "");
 	fprintf(f, ": %zu policies x %d repeats, %.0f workers%s, %zu runs%s\n",
 		json_len(json_get(report, "policies")), runs_of_first_policy(report),
 		json_get_num(r0, "worker_count", 0),
-		json_get(r0, "pin") && json_get(r0, "pin")->b ? " (pinned)" : "",
+		json_get(r0, "pin") && json_bool_of(json_get(r0, "pin")) ? " (pinned)" : "",
 		json_len(runs),
-		json_get(report, "interrupted") && json_get(report, "interrupted")->b
+		json_get(report, "interrupted") && json_bool_of(json_get(report, "interrupted"))
 			? " (interrupted: partial report)" : "");
 }
 
@@ -277,6 +277,35 @@ void report_text(const struct json *report, FILE *f)
 
 /* ---- Markdown ------------------------------------------------------------- */
 
+/* ---- Runs table: one row per run, the same columns in Markdown and HTML ------ */
+
+static const char *const run_columns[] = {
+	"#", "policy", "seed", "mean completion s", "makespan s", "ideal s", "x ideal", "wall s",
+	"peak RSS KiB", "BPF lost events", "kernel blocked ms",
+};
+#define RUN_COLUMNS (sizeof(run_columns) / sizeof(run_columns[0]))
+
+/* The cells of run i (0-based) as text, in run_columns order; the policy is raw (the
+ * caller escapes it for its format). */
+static void run_cells(const struct json *r, size_t i, char cell[RUN_COLUMNS][64])
+{
+	const struct json *bpf = json_get(r, "bpf");
+	bool on = json_get(bpf, "enabled") && json_bool_of(json_get(bpf, "enabled"));
+	double mean = json_get_num(r, "mean_completion_s", NAN);
+	double ideal = json_get_num(r, "ideal_mean_completion_s", NAN);
+	snprintf(cell[0], 64, "%zu", i + 1);
+	snprintf(cell[1], 64, "%s", json_get_str(r, "policy", "?"));
+	json_num_text(json_get(r, "seed"), cell[2], 64);
+	fmt_num(cell[3], 64, json_get(r, "mean_completion_s"), "%.4f", 1);
+	fmt_num(cell[4], 64, json_get(r, "makespan_s"), "%.4f", 1);
+	snprintf(cell[5], 64, isnan(ideal) ? "-" : "%.4f", ideal);
+	snprintf(cell[6], 64, isnan(ideal) || !(ideal > 0) ? "-" : "%.2f", mean / ideal);
+	snprintf(cell[7], 64, "%.4f", json_get_num(r, "wall_s", NAN));
+	snprintf(cell[8], 64, "%.0f", json_get_num(r, "peak_rss_kb", 0));
+	snprintf(cell[9], 64, on ? "%.0f" : "(no BPF)", json_get_num(bpf, "lost_events", 0));
+	blocked_ms(cell[10], 64, r);
+}
+
 void report_markdown(const struct json *report, const struct report_figs *figs, FILE *f)
 {
 	struct row rows[32];
@@ -308,27 +337,21 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 		for (int i = 0; i < figs->n; i++)
 			fprintf(f, "### %s\n\n![%s](%s)\n\n", figs->titles[i], figs->titles[i], figs->names[i]);
 	}
-	fprintf(f, "\n## Runs\n\n| # | policy | seed | mean completion s | makespan s | ideal s | "
-		   "x ideal | wall s | peak RSS KiB | BPF lost events | kernel blocked ms |\n"
-		   "|---|---|---|---|---|---|---|---|---|---|---|\n");
+	fprintf(f, "\n## Runs\n\n|");
+	for (size_t c = 0; c < RUN_COLUMNS; c++)
+		fprintf(f, " %s |", run_columns[c]);
+	fprintf(f, "\n|");
+	for (size_t c = 0; c < RUN_COLUMNS; c++)
+		fprintf(f, "---|");
+	fputc('\n', f);
 	const struct json *runs = json_get(report, "runs");
 	for (size_t i = 0; i < json_len(runs); i++) {
-		const struct json *r = json_at(runs, i);
-		const struct json *bpf = json_get(r, "bpf");
-		bool on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
-		double mean = json_get_num(r, "mean_completion_s", NAN);
-		double ideal = json_get_num(r, "ideal_mean_completion_s", NAN);
-		char is[32], ir[32], lost[32];
-		snprintf(is, sizeof(is), isnan(ideal) ? "-" : "%.4f", ideal);
-		snprintf(ir, sizeof(ir), isnan(ideal) || !(ideal > 0) ? "-" : "%.2f", mean / ideal);
-		snprintf(lost, sizeof(lost), on ? "%.0f" : "(no BPF)", json_get_num(bpf, "lost_events", 0));
-		char mc[32], ms[32], kb[32], seed[32];
-		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
-		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
-		fprintf(f, "| %zu | %s | %s | %s | %s | %s | %s | %.4f | %.0f | %s | %s |\n", i + 1,
-			json_get_str(r, "policy", "?"), json_num_text(json_get(r, "seed"), seed, sizeof(seed)),
-			mc, ms, is, ir, json_get_num(r, "wall_s", NAN), json_get_num(r, "peak_rss_kb", 0), lost,
-			blocked_ms(kb, sizeof(kb), r));
+		char cell[RUN_COLUMNS][64];
+		run_cells(json_at(runs, i), i, cell);
+		fputc('|', f);
+		for (size_t c = 0; c < RUN_COLUMNS; c++)
+			fprintf(f, " %s |", cell[c]);
+		fputc('\n', f);
 	}
 	fprintf(f, "\nFiles: `report.json` (source of truth; `taskhop report DIR` re-renders this page), "
 		   "`runs.csv` (one row per task per run), `trace.json` (open in https://ui.perfetto.dev).\n");
@@ -423,28 +446,27 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 		inline_svg(f, dir, figs->names[i]);
 		fputc('\n', f);
 	}
-	fprintf(f, "<h2>Runs</h2>\n<table><tr><th>#</th><th>policy</th><th>seed</th><th>mean "
-		   "completion s</th><th>makespan s</th><th>ideal s</th><th>wall s</th><th>BPF lost "
-		   "events</th><th>kernel blocked ms</th></tr>\n");
+	fprintf(f, "<h2>Runs</h2>\n<table><tr>");
+	for (size_t c = 0; c < RUN_COLUMNS; c++)
+		fprintf(f, "<th>%s</th>", run_columns[c]);
+	fprintf(f, "</tr>\n");
 	const struct json *runs = json_get(report, "runs");
 	for (size_t i = 0; i < json_len(runs); i++) {
-		const struct json *r = json_at(runs, i);
-		const struct json *bpf = json_get(r, "bpf");
-		bool on = json_get(bpf, "enabled") && json_get(bpf, "enabled")->b;
-		char is[32], lost[32];
-		snprintf(is, sizeof(is), json_is_num(json_get(r, "ideal_mean_completion_s")) ? "%.4f" : "-",
-			 json_get_num(r, "ideal_mean_completion_s", 0));
-		snprintf(lost, sizeof(lost), on ? "%.0f" : "no BPF", json_get_num(bpf, "lost_events", 0));
-		fprintf(f, "<tr><td>%zu</td><td>", i + 1);
-		html_esc(f, json_get_str(r, "policy", "?"));
-		char mc[32], ms[32], kb[32], seed[32];
-		fmt_num(mc, sizeof(mc), json_get(r, "mean_completion_s"), "%.4f", 1);
-		fmt_num(ms, sizeof(ms), json_get(r, "makespan_s"), "%.4f", 1);
-		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.4f</td><td>%s</td>"
-			   "<td>%s</td></tr>\n", json_num_text(json_get(r, "seed"), seed, sizeof(seed)), mc, ms, is,
-			json_get_num(r, "wall_s", NAN), lost, blocked_ms(kb, sizeof(kb), r));
+		char cell[RUN_COLUMNS][64];
+		run_cells(json_at(runs, i), i, cell);
+		fprintf(f, "<tr>");
+		for (size_t c = 0; c < RUN_COLUMNS; c++) {
+			fprintf(f, "<td>");
+			html_esc(f, cell[c]);
+			fprintf(f, "</td>");
+		}
+		fprintf(f, "</tr>\n");
 	}
-	fprintf(f, "</table>\n</body></html>\n");
+	fprintf(f, "</table>\n<p>Files: <a href=\"report.json\">report.json</a> (source of truth; <code>taskhop "
+		   "report DIR</code> re-renders this page), <a href=\"runs.csv\">runs.csv</a> (one row per "
+		   "task per run), <a href=\"trace.json\">trace.json</a> (open in "
+		   "<a href=\"https://ui.perfetto.dev\">ui.perfetto.dev</a>).</p>\n");
+	fprintf(f, "</body></html>\n");
 	return 0;
 }
 
@@ -452,30 +474,32 @@ int report_html(const struct json *report, const struct report_figs *figs, const
 
 static void csv_cell(FILE *f, const struct json *v)
 {
-	if (!v || v->type == JSON_NULL)
+	if (!v || json_type_of(v) == JSON_NULL)
 		return;
-	if (v->type == JSON_NUM) {
+	if (json_type_of(v) == JSON_NUM) {
 		char buf[32];
-		if (v->is_u64 || (v->num == floor(v->num) && fabs(v->num) < 9e15))
+		unsigned long long u;
+		double x = json_num_of(v);
+		if (json_as_u64(v, &u) || (x == floor(x) && fabs(x) < 9e15))
 			fputs(json_num_text(v, buf, sizeof(buf)), f);
 		else
-			fprintf(f, "%.9g", v->num);
-	} else if (v->type == JSON_STR) {
+			fprintf(f, "%.9g", x);
+	} else if (json_type_of(v) == JSON_STR) {
 		fputc('"', f);
-		for (const char *s = v->str; *s; s++) {
+		for (const char *s = json_str_of(v); *s; s++) {
 			if (*s == '"')
 				fputc('"', f);
 			fputc(*s, f);
 		}
 		fputc('"', f);
-	} else if (v->type == JSON_ARR) {
+	} else if (json_type_of(v) == JSON_ARR) {
 		/* cpus_visited: "0 1" keeps the cell a single field */
 		fputc('"', f);
-		for (size_t i = 0; i < v->n; i++)
-			fprintf(f, "%s%.0f", i ? " " : "", json_at(v, i)->num);
+		for (size_t i = 0; i < json_len(v); i++)
+			fprintf(f, "%s%.0f", i ? " " : "", json_num_of(json_at(v, i)));
 		fputc('"', f);
-	} else if (v->type == JSON_BOOL) {
-		fputs(v->b ? "true" : "false", f);
+	} else if (json_type_of(v) == JSON_BOOL) {
+		fputs(json_bool_of(v) ? "true" : "false", f);
 	}
 }
 

@@ -164,7 +164,7 @@ static double per_task(const struct json *run, const char *field)
 		const struct json *v = json_get(json_at(tasks, i), field);
 		if (!json_is_num(v))
 			return NAN;
-		s += v->num;
+		s += json_num_of(v);
 	}
 	return s / (double)n;
 }

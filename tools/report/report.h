@@ -74,9 +74,11 @@ int report_write_all(const struct json *report, const char *dir, bool with_json,
 		     size_t errlen);
 
 /* Every JSON taskhop writes names its version and its schema ("taskhop_version",
- * "schema"): a run (`run --json`, `record -o`), a report (report.json). */
+ * "schema"): a run (`run --json`, `record -o`), a report (report.json), a trace
+ * (trace.json; trace viewers ignore top-level keys they do not know). */
 #define REPORT_SCHEMA_RUN "taskhop-run/1"
 #define REPORT_SCHEMA_REPORT "taskhop-report/1"
+#define REPORT_SCHEMA_TRACE "taskhop-trace/1"
 void report_stamp(struct json *o, const char *schema);
 
 /* Policy name used for the serial baseline runs of a workload with baseline_option. */

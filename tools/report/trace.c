@@ -79,7 +79,7 @@ static size_t *previous_runs(const struct json *rows)
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++)
-		ref[i] = (struct row_ref){ json_at(json_at(rows, i), 0)->num, i };
+		ref[i] = (struct row_ref){ json_num_of(json_at(json_at(rows, i), 0)), i };
 	qsort(ref, n, sizeof(*ref), by_id_then_index);
 	for (size_t k = 0; k < n; k++)
 		prev[ref[k].i] = k > 0 && ref[k - 1].id == ref[k].id ? ref[k - 1].i : SIZE_MAX;
@@ -118,7 +118,7 @@ static void add_run(struct json *ev, const struct json *run, int pid)
 	int maxcpu = -1, maxw = -1;
 	for (size_t i = 0; i < json_len(rows); i++) {
 		const struct json *r = json_at(rows, i);
-		int w = (int)json_at(r, 1)->num, c = (int)json_at(r, 2)->num;
+		int w = (int)json_num_of(json_at(r, 1)), c = (int)json_num_of(json_at(r, 2));
 		maxw = w > maxw ? w : maxw;
 		maxcpu = c > maxcpu ? c : maxcpu;
 	}
@@ -150,9 +150,9 @@ static void add_run(struct json *ev, const struct json *run, int pid)
 	/* Per task: previous run's worker and CPU, to mark hops and migrations. */
 	for (size_t i = 0; i < json_len(rows); i++) {
 		const struct json *r = json_at(rows, i);
-		double id = json_at(r, 0)->num;
-		int w = (int)json_at(r, 1)->num, c = (int)json_at(r, 2)->num;
-		double ts = json_at(r, 3)->num * 1e6, dur = (json_at(r, 4)->num - json_at(r, 3)->num) * 1e6;
+		double id = json_num_of(json_at(r, 0));
+		int w = (int)json_num_of(json_at(r, 1)), c = (int)json_num_of(json_at(r, 2));
+		double ts = json_num_of(json_at(r, 3)) * 1e6, dur = (json_num_of(json_at(r, 4)) - json_num_of(json_at(r, 3))) * 1e6;
 		snprintf(name, sizeof(name), "task %.0f %s", id, task_label(tasks, sorted, id));
 		json_push(ev, slice(name, pid, TID_WORKER + w, ts, dur));
 		if (c >= 0)
@@ -165,7 +165,7 @@ static void add_run(struct json *ev, const struct json *run, int pid)
 		if (prev[i] == SIZE_MAX)
 			continue;
 		const struct json *p = json_at(rows, prev[i]);
-		int pw = (int)json_at(p, 1)->num, pc = (int)json_at(p, 2)->num;
+		int pw = (int)json_num_of(json_at(p, 1)), pc = (int)json_num_of(json_at(p, 2));
 		if (pw != w) {
 			snprintf(name, sizeof(name), "hop: worker %d -> %d", pw, w);
 			json_push(ev, instant(name, pid, TID_TASK + id, ts));
@@ -180,11 +180,11 @@ static void add_run(struct json *ev, const struct json *run, int pid)
 	const struct json *migs = json_get(tl, "migrations");
 	for (size_t i = 0; i < json_len(migs); i++) {
 		const struct json *m = json_at(migs, i);
-		int w = (int)json_at(m, 1)->num;
+		int w = (int)json_num_of(json_at(m, 1));
 		snprintf(name, sizeof(name), "kernel moved worker %d: CPU %.0f -> %.0f (task %.0f)", w,
-			 json_at(m, 3)->num, json_at(m, 4)->num, json_at(m, 2)->num);
-		json_push(ev, instant(name, pid, w >= 0 ? TID_WORKER + w : TID_TASK + json_at(m, 2)->num,
-				      json_at(m, 0)->num * 1e6));
+			 json_num_of(json_at(m, 3)), json_num_of(json_at(m, 4)), json_num_of(json_at(m, 2)));
+		json_push(ev, instant(name, pid, w >= 0 ? TID_WORKER + w : TID_TASK + json_num_of(json_at(m, 2)),
+				      json_num_of(json_at(m, 0)) * 1e6));
 	}
 }
 
@@ -210,12 +210,13 @@ static bool timeline_ok(const struct json *run)
 struct json *report_trace(const struct json *report)
 {
 	struct json *root = json_obj(), *ev = json_arr();
+	report_stamp(root, REPORT_SCHEMA_TRACE);
 	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
 	int pid = 1;
 	for (size_t p = 0; p < json_len(pols); p++) {
 		for (size_t r = 0; r < json_len(runs); r++) {
 			const struct json *run = json_at(runs, r);
-			if (strcmp(json_get_str(run, "policy", ""), pols->keys[p]) != 0)
+			if (strcmp(json_get_str(run, "policy", ""), json_key_at(pols, p)) != 0)
 				continue;
 			if (timeline_ok(run))
 				add_run(ev, run, pid++);

@@ -50,7 +50,8 @@ static int check_value(struct vctx *c, const struct json *v, const char *field, 
 	snprintf(range, sizeof(range), "%s in [%.17g, %.17g]", whole ? "a whole number" : "a number", lo, hi);
 	if (!json_is_num(v))
 		return fail(c, "'%s' must be %s", field, range);
-	if (!(v->num >= lo && v->num <= hi) || (whole && v->num != floor(v->num))) {
+	double x = json_num_of(v);
+	if (!(x >= lo && x <= hi) || (whole && x != floor(x))) {
 		json_num_text(v, got, sizeof(got));
 		snprintf(range + strlen(range), sizeof(range) - strlen(range), ", not %s", got);
 		return fail(c, "'%s' must be %s", field, range);
@@ -78,12 +79,12 @@ static int check_num(struct vctx *c, const struct json *o, const char *field, bo
  * no control characters. Free text (summary, command) may span lines. */
 static int check_text(struct vctx *c, const struct json *v, const char *field, bool name)
 {
-	if (!v || v->type != JSON_STR)
+	if (!v || json_type_of(v) != JSON_STR)
 		return fail(c, "'%s' must be a string", field);
-	size_t len = strlen(v->str);
+	size_t len = strlen(json_str_of(v));
 	if (name && len > MAX_NAME)
 		return fail(c, "'%s' is longer than %d characters", field, MAX_NAME);
-	for (const unsigned char *s = (const unsigned char *)v->str; *s; s++)
+	for (const unsigned char *s = (const unsigned char *)json_str_of(v); *s; s++)
 		if ((*s < 0x20 || *s == 0x7f) && (name || (*s != '\n' && *s != '\t')))
 			return fail(c, "'%s' contains a control character", field);
 	return 0;
@@ -99,7 +100,7 @@ static int check_array(struct vctx *c, const struct json *v, const char *field, 
 {
 	if (nullable && json_is_null(v) && v)
 		return 0;
-	if (!v || v->type != JSON_ARR)
+	if (!v || json_type_of(v) != JSON_ARR)
 		return fail(c, "'%s' must be an array", field);
 	return 0;
 }
@@ -169,7 +170,7 @@ static int check_timeline_rows(struct vctx *c, const struct json *rows, const ch
 		return -1;
 	for (size_t i = 0; i < json_len(rows); i++) {
 		const struct json *r = json_at(rows, i);
-		if (r->type != JSON_ARR || r->n != 5)
+		if (json_type_of(r) != JSON_ARR || json_len(r) != 5)
 			return fail(c, "'%s' rows must be arrays of 5 numbers", field);
 		for (size_t k = 0; k < 5; k++) {
 			double lo = -MAX_SECONDS, hi = MAX_SECONDS;
@@ -192,7 +193,7 @@ static int check_timeline(struct vctx *c, const struct json *tl)
 	static const int runs[5] = { 'i', 'w', 'c', 's', 's' }, migs[5] = { 's', 'w', 'i', 'c', 'c' };
 	if (!tl || json_is_null(tl))
 		return 0;
-	if (tl->type != JSON_OBJ)
+	if (json_type_of(tl) != JSON_OBJ)
 		return fail(c, "'timeline' must be an object");
 	if (json_get(tl, "runs") && check_timeline_rows(c, json_get(tl, "runs"), "timeline runs", runs))
 		return -1;
@@ -223,8 +224,8 @@ static int check_run(struct vctx *c, const struct json *run)
 	    (json_get(run, "cpu_s") && check_num(c, run, "cpu_s", true, false, 0, MAX_SECONDS)))
 		return -1;
 	const struct json *bpf = json_get(run, "bpf");
-	if (!bpf || bpf->type != JSON_OBJ || !json_get(bpf, "enabled") ||
-	    json_get(bpf, "enabled")->type != JSON_BOOL)
+	if (!bpf || json_type_of(bpf) != JSON_OBJ || !json_get(bpf, "enabled") ||
+	    json_type_of(json_get(bpf, "enabled")) != JSON_BOOL)
 		return fail(c, "'bpf' must be {\"enabled\": true|false, ...}");
 	if (json_get(bpf, "lost_events") && check_num(c, bpf, "lost_events", true, true, 0, MAX_EXACT))
 		return -1;
@@ -241,7 +242,7 @@ static int check_run(struct vctx *c, const struct json *run)
 
 static int check_fields(const struct json *o, const char *const *fields, struct vctx *c)
 {
-	if (!o || o->type != JSON_OBJ) {
+	if (!o || json_type_of(o) != JSON_OBJ) {
 		snprintf(c->err, c->errlen, "%s is not an object", c->where);
 		return -1;
 	}
@@ -254,16 +255,16 @@ static int check_fields(const struct json *o, const char *const *fields, struct 
 static int check_run_parts(struct vctx *c, const struct json *run, size_t r)
 {
 	const struct json *tasks = json_get(run, "tasks"), *ws = json_get(run, "workers");
-	if (tasks->type != JSON_ARR || ws->type != JSON_ARR)
+	if (json_type_of(tasks) != JSON_ARR || json_type_of(ws) != JSON_ARR)
 		return fail(c, "'tasks' and 'workers' must be arrays");
 	if (check_run(c, run))
 		return -1;
-	for (size_t k = 0; k < tasks->n; k++) {
+	for (size_t k = 0; k < json_len(tasks); k++) {
 		snprintf(c->where, sizeof(c->where), "run %zu task %zu", r + 1, k + 1);
 		if (check_fields(json_at(tasks, k), report_task_fields, c) || check_task(c, json_at(tasks, k)))
 			return -1;
 	}
-	for (size_t k = 0; k < ws->n; k++) {
+	for (size_t k = 0; k < json_len(ws); k++) {
 		snprintf(c->where, sizeof(c->where), "run %zu worker %zu", r + 1, k);
 		if (check_fields(json_at(ws, k), report_worker_fields, c) || check_worker(c, json_at(ws, k), k))
 			return -1;
@@ -310,18 +311,18 @@ static int check_policy_count(struct vctx *c, const struct json *runs)
 int report_validate(const struct json *report, char *err, size_t errlen)
 {
 	struct vctx c = { .err = err, .errlen = errlen, .workers = 1 };
-	if (!report || report->type != JSON_OBJ || !json_get(report, "taskhop_report")) {
+	if (!report || json_type_of(report) != JSON_OBJ || !json_get(report, "taskhop_report")) {
 		snprintf(err, errlen, "not a taskhop report (no 'taskhop_report' member)");
 		return -1;
 	}
 	const struct json *runs = json_get(report, "runs");
-	if (!runs || runs->type != JSON_ARR) {
+	if (!runs || json_type_of(runs) != JSON_ARR) {
 		snprintf(err, errlen, "the report has no 'runs' array");
 		return -1;
 	}
 	if (check_header(&c, report))
 		return -1;
-	for (size_t i = 0; i < runs->n; i++) {
+	for (size_t i = 0; i < json_len(runs); i++) {
 		snprintf(c.where, sizeof(c.where), "run %zu", i + 1);
 		if (check_fields(json_at(runs, i), report_run_fields, &c) ||
 		    check_run_parts(&c, json_at(runs, i), i))

@@ -381,9 +381,9 @@ static int darts_figures(const struct json *report, const char *dir, struct wl_f
 		double nn = json_get_num(t, "n", 0), s = 0;
 		for (size_t c = 0; c < json_len(m); c++) {
 			if (nn == big_n)
-				s += json_at(m, c)->num / (double)json_len(m);
+				s += json_num_of(json_at(m, c)) / (double)json_len(m);
 			else
-				x[k++] = json_at(m, c)->num;
+				x[k++] = json_num_of(json_at(m, c));
 		}
 		if (nn == big_n)
 			big_mean = s;

@@ -741,14 +741,14 @@ static const struct json *find_convergence(const struct json *v, int depth)
 {
 	if (!v || depth > 6)
 		return NULL;
-	if (v->type == JSON_OBJ) {
+	if (json_type_of(v) == JSON_OBJ) {
 		const struct json *c = json_get(v, "convergence");
 		if (c && json_get(c, "terms") && json_get(c, "estimate"))
 			return c;
 	}
-	if (v->type == JSON_OBJ || v->type == JSON_ARR)
-		for (size_t i = 0; i < v->n; i++) {
-			const struct json *c = find_convergence(v->items[i], depth + 1);
+	if (json_type_of(v) == JSON_OBJ || json_type_of(v) == JSON_ARR)
+		for (size_t i = 0; i < json_len(v); i++) {
+			const struct json *c = find_convergence(json_at(v, i), depth + 1);
 			if (c)
 				return c;
 		}
@@ -769,8 +769,8 @@ static int lz_figures(const struct json *report, const char *dir, struct wl_figu
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		x[i] = json_at(t, i)->num;
-		y[i] = json_at(e, i)->num;
+		x[i] = json_num_of(json_at(t, i));
+		y[i] = json_num_of(json_at(e, i));
 	}
 	char err[256];
 	int rc = lz_figure(dir, "leibniz_convergence.svg", x, y, n, err, sizeof err);

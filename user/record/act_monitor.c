@@ -1,6 +1,15 @@
 /* act_monitor.c — activations' kernel side in user space: loads the sched_switch
- * program, maps the threads' state lines, and a monitor thread that wakes on each
- * block the program reports (ring buffer, forced wake-up) and calls th_activate_thread. */
+ * program, maps the threads' state lines, and lets parked spares sleep on the ring
+ * buffer the program writes each block to (forced wake-up): the spare that wakes
+ * reads the block and takes the worker over itself.
+ *
+ * Why no monitor thread: a block -> monitor -> spare chain costs two wake-ups in a
+ * row, and on this VM each is 50-100 us (median block -> spare running was 160 us
+ * with a SCHED_FIFO monitor; the monitor's own wake-up was ~75 us of it). A spare
+ * woken straight from the ring buffer usually lands on the CPU the blocked thread
+ * just left idle. The ring buffer wakes every poller (wake_up_all), so with k
+ * spares parked k wake; one reads the events (a mutex keeps libbpf's consumer
+ * single), the others find nothing and sleep again. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -8,9 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
+#include <poll.h>
+#include <stdatomic.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -23,50 +34,59 @@
 static struct {
 	struct taskhop_act_bpf *skel;
 	struct ring_buffer *rb;
+	pthread_mutex_t consume_lock; /* libbpf's consumer is single-threaded */
 	void *lines;
 	size_t lines_len;
 	int nthreads;
-	int stop_fd;      /* eventfd: tells the monitor to return */
-	int epoll_fd;
-	pthread_t monitor;
-	bool monitor_running;
-} act = { .stop_fd = -1, .epoll_fd = -1 };
+	int ring_fd;                  /* the ring buffer map: readable when blocks wait */
+	int *kick_fds;                /* per thread, an eventfd: kick() */
+} act = { .consume_lock = PTHREAD_MUTEX_INITIALIZER, .ring_fd = -1 };
 
 /* The program compares kernel tids with the ones gettid() gave the threads:
  * they are the same only in the initial PID namespace. */
-static int in_nested_pid_namespace(void)
+/* The initial PID namespace's inode is fixed (PROC_PID_INIT_INO). In any other
+ * (a container's) the BPF side matches threads through the namespace. */
+static void set_pid_namespace(struct taskhop_act_bpf *skel)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	int nested = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "NSpid:", 6))
-			nested = strchr(line + 6, '\t') != strrchr(line + 6, '\t');
-	if (f)
-		fclose(f);
-	return nested;
+	struct stat st;
+	if (stat("/proc/self/ns/pid", &st) != 0 || st.st_ino == 0xEFFFFFFCu)
+		return;
+	skel->rodata->targ_in_ns = true;
+	skel->rodata->targ_ns_dev = (__u64)st.st_dev;
+	skel->rodata->targ_ns_ino = (__u64)st.st_ino;
 }
 
+static void close_kick_fds(void)
+{
+	for (int i = 0; act.kick_fds && i < act.nthreads; i++)
+		if (act.kick_fds[i] >= 0)
+			close(act.kick_fds[i]);
+	free(act.kick_fds);
+	act.kick_fds = NULL;
+}
+
+/* After the runtime joined its threads: no spare sleeps in park any more. */
 static void act_close(void)
 {
-	if (act.monitor_running) {
-		uint64_t one = 1;
-		(void)!write(act.stop_fd, &one, sizeof(one));
-		pthread_join(act.monitor, NULL);
-		act.monitor_running = false;
-	}
 	ring_buffer__free(act.rb);
 	act.rb = NULL;
+	act.ring_fd = -1;
+	close_kick_fds();
+	act.nthreads = 0;
 	if (act.lines)
 		munmap(act.lines, act.lines_len);
 	act.lines = NULL;
 	taskhop_act_bpf__destroy(act.skel);
 	act.skel = NULL;
-	if (act.stop_fd >= 0)
-		close(act.stop_fd);
-	if (act.epoll_fd >= 0)
-		close(act.epoll_fd);
-	act.stop_fd = act.epoll_fd = -1;
+}
+
+static int on_block(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	const struct th_act_event *e = data;
+	if (len >= sizeof(*e))
+		th_activate_thread((int)e->thread, e->ts);
+	return 0;
 }
 
 static void *act_open(int nthreads, char *err, size_t errlen)
@@ -85,10 +105,6 @@ static void *act_open(int nthreads, char *err, size_t errlen)
 		snprintf(err, errlen, "%d threads: the activation map holds %d", nthreads, TH_MAX_SLOTS);
 		return NULL;
 	}
-	if (in_nested_pid_namespace()) {
-		snprintf(err, errlen, "this process is in a nested PID namespace (kernel tids differ)");
-		return NULL;
-	}
 	libbpf_set_print(NULL);
 	act.skel = taskhop_act_bpf__open();
 	if (!act.skel) {
@@ -96,6 +112,7 @@ static void *act_open(int nthreads, char *err, size_t errlen)
 		return NULL;
 	}
 	act.skel->rodata->targ_tgid = (__u32)getpid();
+	set_pid_namespace(act.skel);
 	int e = taskhop_act_bpf__load(act.skel);
 	if (!e)
 		e = taskhop_act_bpf__attach(act.skel);
@@ -113,35 +130,27 @@ static void *act_open(int nthreads, char *err, size_t errlen)
 		act_close();
 		return NULL;
 	}
-	act.nthreads = nthreads;
-	return act.lines;
-}
-
-static int on_block(void *ctx, void *data, size_t len)
-{
-	(void)ctx;
-	const struct th_act_event *e = data;
-	if (len >= sizeof(*e))
-		th_activate_thread((int)e->thread, e->ts);
-	return 0;
-}
-
-/* Sleeps in epoll until the program reports a block (or stop is asked). */
-static void *monitor(void *arg)
-{
-	(void)arg;
-	for (;;) {
-		struct epoll_event ev[2];
-		int n = epoll_wait(act.epoll_fd, ev, 2, -1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return NULL;
-		for (int i = 0; i < n; i++)
-			if (ev[i].data.fd == act.stop_fd)
-				return NULL;
-		ring_buffer__consume(act.rb);
+	/* before the threads start: a spare parks on the ring buffer from its first sleep */
+	act.rb = ring_buffer__new(bpf_map__fd(act.skel->maps.act_events), on_block, NULL, NULL);
+	if (!act.rb) {
+		snprintf(err, errlen, "activation ring buffer: %s", strerror(errno));
+		act_close();
+		return NULL;
 	}
+	act.ring_fd = bpf_map__fd(act.skel->maps.act_events);
+	act.kick_fds = malloc((size_t)nthreads * sizeof(int));
+	for (int i = 0; act.kick_fds && i < nthreads; i++)
+		act.kick_fds[i] = -1;
+	act.nthreads = nthreads;
+	for (int i = 0; act.kick_fds && i < nthreads; i++)
+		if ((act.kick_fds[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+			break;
+	if (!act.kick_fds || act.kick_fds[nthreads - 1] < 0) {
+		snprintf(err, errlen, "eventfds for %d spare threads: %s", nthreads, strerror(errno));
+		act_close();
+		return NULL;
+	}
+	return act.lines;
 }
 
 static int act_start(char *err, size_t errlen)
@@ -154,34 +163,38 @@ static int act_start(char *err, size_t errlen)
 			return -1;
 		}
 	}
-	act.rb = ring_buffer__new(bpf_map__fd(act.skel->maps.act_events), on_block, NULL, NULL);
-	act.stop_fd = eventfd(0, EFD_CLOEXEC);
-	act.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (!act.rb || act.stop_fd < 0 || act.epoll_fd < 0) {
-		snprintf(err, errlen, "activation monitor: %s", strerror(errno));
-		return -1;
-	}
-	struct epoll_event rb_ev = { .events = EPOLLIN, .data.fd = ring_buffer__epoll_fd(act.rb) };
-	struct epoll_event stop_ev = { .events = EPOLLIN, .data.fd = act.stop_fd };
-	if (epoll_ctl(act.epoll_fd, EPOLL_CTL_ADD, rb_ev.data.fd, &rb_ev) != 0 ||
-	    epoll_ctl(act.epoll_fd, EPOLL_CTL_ADD, act.stop_fd, &stop_ev) != 0) {
-		snprintf(err, errlen, "activation monitor: epoll: %s", strerror(errno));
-		return -1;
-	}
-	int e = pthread_create(&act.monitor, NULL, monitor, NULL);
-	if (e) {
-		snprintf(err, errlen, "activation monitor thread: %s", strerror(e));
-		return -1;
-	}
-	act.monitor_running = true;
-	/* The latency that counts is block -> spare running, and on a machine whose
-	 * CPUs all run workers a normal-priority monitor waits for a time slice
-	 * first. It sleeps in epoll and does a few stores per block, so a low
-	 * real-time priority costs the workers nothing else. Best effort: without
-	 * CAP_SYS_NICE it stays a normal thread. */
-	struct sched_param sp = { .sched_priority = 1 };
-	pthread_setschedparam(act.monitor, SCHED_FIFO, &sp);
 	return 0;
+}
+
+/* Sleeps until kicked or until the program reports blocks, then reads them
+ * (th_activate_thread may hand a worker to this very spare, setting *word). */
+static void act_park(int thread, _Atomic uint32_t *word)
+{
+	struct pollfd p[2] = {
+		{ .fd = act.kick_fds[thread], .events = POLLIN },
+		{ .fd = act.ring_fd, .events = POLLIN },
+	};
+	if (atomic_load_explicit(word, memory_order_acquire))
+		return;
+	int n = poll(p, 2, -1);
+	if (n <= 0)
+		return; /* EINTR: the caller looks at *word and comes back */
+	if (p[0].revents & POLLIN) {
+		uint64_t v;
+		(void)!read(p[0].fd, &v, sizeof(v));
+	}
+	if (p[1].revents & POLLIN) {
+		pthread_mutex_lock(&act.consume_lock);
+		ring_buffer__consume(act.rb);
+		pthread_mutex_unlock(&act.consume_lock);
+	}
+}
+
+static void act_kick(int thread)
+{
+	uint64_t one = 1;
+	if (thread >= 0 && thread < act.nthreads)
+		(void)!write(act.kick_fds[thread], &one, sizeof(one));
 }
 
 unsigned long long rec_act_lost(void)
@@ -193,4 +206,6 @@ const struct th_activation_backend rec_act_backend = {
 	.open = act_open,
 	.start = act_start,
 	.close = act_close,
+	.park = act_park,
+	.kick = act_kick,
 };

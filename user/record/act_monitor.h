@@ -1,14 +1,15 @@
 /* act_monitor.h — the BPF backend of the runtime's activations: loads
- * bpf/taskhop_act.bpf.c and runs the monitor thread that hands workers to spares. */
+ * bpf/taskhop_act.bpf.c; parked spares sleep on its ring buffer and take over the
+ * worker of a thread it reports blocked. */
 #ifndef TASKHOP_ACT_MONITOR_H
 #define TASKHOP_ACT_MONITOR_H
 
 #include "taskhop.h"
 
 /* Pass to th_set_activation_backend() before th_runtime_start() with
- * cfg.activations bpf or auto. Needs root or CAP_BPF+CAP_PERFMON, BTF, and
- * the process in the initial PID namespace; otherwise open() fails with the
- * reason (auto then falls back to explicit). */
+ * cfg.activations bpf or auto. Needs root or CAP_BPF+CAP_PERFMON and BTF
+ * (a PID namespace is fine); otherwise open() fails with the reason (auto then
+ * falls back to explicit). */
 extern const struct th_activation_backend rec_act_backend;
 
 /* Blocks the kernel side saw that the ring buffer had no room for (a count). */

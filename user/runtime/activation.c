@@ -137,10 +137,17 @@ int th__act_start(struct th_runtime *rt)
 	return -1;
 }
 
-static void wake_spare(struct th_os_thread *m)
+/* A backend that lets spares sleep on its events (park/kick) is woken its way;
+ * a spare handing a worker to itself is awake already. */
+static void wake_spare(struct th_runtime *rt, struct th_os_thread *m)
 {
 	atomic_store_explicit(&m->spare_word, 1, memory_order_release);
-	th_futex_wake(&m->spare_word, 1);
+	if (m == th__self_thread())
+		return;
+	if (rt->act_backend && rt->act_backend->kick)
+		rt->act_backend->kick(m->index);
+	else
+		th_futex_wake(&m->spare_word, 1);
 }
 
 /* Stopping (no task is live, so no thread is blocked in one): every parked
@@ -149,7 +156,7 @@ static void wake_spare(struct th_os_thread *m)
 void th__act_stop(struct th_runtime *rt)
 {
 	for (int i = 0; rt->act_mode != TH_ACT_OFF && i < rt->nthreads; i++)
-		wake_spare(&rt->threads[i]);
+		wake_spare(rt, &rt->threads[i]);
 }
 
 /* After the threads are joined, before they are freed (the monitor reads them). */
@@ -197,11 +204,19 @@ bool th__act_enter_runtime(struct th_os_thread *m)
 	}
 }
 
+/* A parked spare, the caller itself when it is one (it is awake and on a CPU:
+ * handing the worker to it saves a wake-up). */
 static struct th_os_thread *pop_spare(struct th_runtime *rt)
 {
-	struct th_os_thread *m = NULL;
+	struct th_os_thread *self = th__self_thread(), *m = NULL;
 	th_spin_lock(&rt->spare_lock);
-	if (rt->nidle > 0)
+	for (int i = 0; self && i < rt->nidle; i++)
+		if (rt->idle[i] == self->index) {
+			rt->idle[i] = rt->idle[--rt->nidle];
+			m = self;
+			break;
+		}
+	if (!m && rt->nidle > 0)
 		m = &rt->threads[rt->idle[--rt->nidle]];
 	th_spin_unlock(&rt->spare_lock);
 	return m;
@@ -247,7 +262,7 @@ bool th__act_take_over(struct th_runtime *rt, struct th_os_thread *m, uint64_t b
 	atomic_store_explicit(st, TH_SLOT_TAKEN, memory_order_release);
 	spare->p = w;
 	spare->handoff_ns = blocked_ns;
-	wake_spare(spare);
+	wake_spare(rt, spare);
 	return true;
 }
 
@@ -272,10 +287,14 @@ static void pin_to(int cpu)
 bool th__act_wait_for_worker(struct th_runtime *rt, struct th_os_thread *m)
 {
 	th__act_set(m, TH_SLOT_PARKED);
+	const struct th_activation_backend *b = rt->act_backend;
 	while (!atomic_load_explicit(&m->spare_word, memory_order_acquire)) {
 		if (atomic_load_explicit(&rt->stopping, memory_order_acquire))
 			return false;
-		th_futex_wait(&m->spare_word, 0);
+		if (b && b->park)
+			b->park(m->index, &m->spare_word);
+		else
+			th_futex_wait(&m->spare_word, 0);
 	}
 	atomic_store_explicit(&m->spare_word, 0, memory_order_relaxed);
 	if (!m->p)

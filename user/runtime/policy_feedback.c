@@ -29,24 +29,29 @@
  * charged a bounded share of switches and its own order among long tasks
  * still follows age. The last level has no end.
  *
- * Why q0 = 50 ms: a task that finishes within q0 runs start to end in spawn
- * order, which among equal tasks is what SPT does; a task that outlasts q0
- * has held a worker for q0 before it gives way. Darts' short tasks (1e7
- * draws) take about 30 ms on this machine; with q0 below that they are cut
- * into rounds and all finish late. tools/bench/feedback_model.py plays the
- * policy on darts' sizes without runtime costs (the machine was too busy to
- * time a sweep: its load average was over 20 on 2 CPUs), 2 workers, 1 ms
- * preemption, mean completion over the SPT bound:
+ * q0 learns the size of a short task. A fixed q0 must sit just above the
+ * short tasks' size: below it they are cut into rounds and all finish late,
+ * above it a long task spawned first holds a worker for q0 while short ones
+ * wait. With q0 = 50 ms chosen for darts' 30 ms tasks, inlining the RNG made
+ * them 11 ms and long-first went to 1.27x the SPT bound. So q0 is learned:
+ * 1.5 times the median attained time of the last 16 tasks to finish, 50 ms
+ * until one has. A task that has run 1.5 times longer than most finished
+ * tasks is probably long. Before any task finishes nothing is known, and a
+ * large start keeps spawn order among tasks of equal size, as fcfs does.
+ * tools/bench/feedback_model.py (no runtime costs, 2 workers, 1 ms
+ * preemption, mean completion over the SPT bound, 20 short + 1 long task
+ * 100 times longer):
  *
- *   q0 ms              5     10     20     30     40     50     75    100
- *   long last      1.226  1.150  1.300  1.000  1.000  1.000  1.000  1.000
- *   long first     1.254  1.179  1.358  1.041  1.055  1.068  1.100  1.130
- *   long first,
- *   no preemption  1.636  1.587  1.718  1.318  1.318  1.318  1.318  1.318
+ *   short task ms                   3      11      30
+ *   fixed q0 20 ms, long first     1.236   1.074   1.358 (long last 1.300)
+ *   fixed q0 50 ms, long first     1.405   1.172   1.068
+ *   learned q0, long first         1.068   1.063   1.061
+ *   learned q0, long last          1.000   1.000   1.000
+ *   (feedback_model.py --small 3 --large 300, and so on)
  *
- * Past the short tasks' size, each 10 ms more of q0 costs the long-first
- * order about 0.013; 50 ms leaves the short tasks two thirds of margin.
- * Pick q0 above the size of the tasks you call short.
+ * The cost is mixed sizes: if most finished tasks are tiny, q0 is small and
+ * tasks a few times larger drop levels early, sharing the workers in rounds.
+ * The median of recent completions follows a workload that changes phase.
  *
  * Attained time is charged here, not in the worker: each pop or yield_pop
  * on a worker ends the run of the task the worker ran (w->cur), so the
@@ -66,18 +71,26 @@
  * stream of new tasks starves the lowest levels, as SRPT starves long jobs. */
 
 #ifndef FEEDBACK_Q0_MS
-#define FEEDBACK_Q0_MS 50
+#define FEEDBACK_Q0_MS 50 /* until a task has finished */
 #endif
+#define Q0_MIN_NS 100000u /* 0.1 ms: a preemption costs ~30 us here */
 #define LEVELS 8
+#define RECENT 16 /* finished tasks q0 learns from */
 #define LEVEL_SHIFT 56 /* key = level << 56 | id: ids stay below 2^56 */
 
 struct fb_worker {
-	uint64_t since; /* the thread's CPU ns when its current run began */
+	uint64_t since;      /* the thread's CPU ns when its current run began */
+	uint64_t base;       /* its task's attained ns then */
+	const void *thread;  /* the thread that began it (activations: a spare may take w) */
+	bool running;        /* a task's run began and was not charged yet */
 } __attribute__((aligned(64)));
 
 struct feedback {
 	struct mq_heap heap;
-	uint64_t end[LEVELS]; /* attained ns where level k ends */
+	_Atomic uint64_t q0;           /* level 0's quantum, ns; level k's is q0 2^k */
+	_Atomic int recent_lock;
+	unsigned nrecent;              /* finished tasks seen, the last RECENT kept */
+	uint64_t recent[RECENT];       /* their attained ns */
 	struct fb_worker *workers;
 	struct th_lockq sticky[]; /* one per worker */
 };
@@ -88,12 +101,38 @@ static uint64_t attained(const struct th_task *t)
 	return (uint64_t)(uintptr_t)t->policy_ptr;
 }
 
+/* Level k holds attained times in [q0 (2^k - 1), q0 (2^(k+1) - 1)). */
 static int level_of(const struct feedback *f, uint64_t ns)
 {
+	uint64_t q = atomic_load_explicit(&f->q0, memory_order_relaxed), end = q;
 	int k = 0;
-	while (k < LEVELS - 1 && ns >= f->end[k])
+	while (k < LEVELS - 1 && ns >= end) {
+		q *= 2;
+		end += q;
 		k++;
+	}
 	return k;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A task finished after `ns` of CPU: q0 becomes 1.5 times the median of the
+ * last RECENT finished tasks' attained times. */
+static void learn_q0(struct feedback *f, uint64_t ns)
+{
+	uint64_t sorted[RECENT];
+	th_spin_lock(&f->recent_lock);
+	f->recent[f->nrecent++ % RECENT] = ns;
+	unsigned n = f->nrecent < RECENT ? f->nrecent : RECENT;
+	memcpy(sorted, f->recent, n * sizeof(*sorted));
+	th_spin_unlock(&f->recent_lock);
+	qsort(sorted, n, sizeof(*sorted), u64_cmp);
+	uint64_t q = sorted[n / 2] + sorted[n / 2] / 2;
+	atomic_store_explicit(&f->q0, q < Q0_MIN_NS ? Q0_MIN_NS : q, memory_order_relaxed);
 }
 
 static uint64_t key_of(const struct feedback *f, const struct th_task *t)
@@ -107,12 +146,25 @@ static uint64_t charge(struct feedback *f, struct th_worker *w)
 {
 	/* the calling thread serves w: its task is w's */
 	struct th_task *cur = th__current_task();
-	if (!cur)
-		return 0;
 	struct fb_worker *fw = &f->workers[w->index];
+	bool ran = fw->running && fw->thread == th__self_thread();
+	fw->running = false;
+	if (!cur && !ran)
+		return 0;
 	uint64_t now = th__thread_cpu_ns();
-	if (now > fw->since)
-		cur->policy_ptr = (void *)(uintptr_t)(attained(cur) + (now - fw->since));
+	uint64_t used = now > fw->since ? now - fw->since : 0;
+	if (cur) {
+		uint64_t a = attained(cur) + used;
+		cur->policy_ptr = (void *)(uintptr_t)a;
+		/* a yielder the pop lets go on keeps running; a blocked task does not */
+		fw->base = a;
+		fw->thread = th__self_thread();
+		fw->running = atomic_load_explicit(&cur->state, memory_order_relaxed) == TH_RUNNING;
+	} else {
+		/* only exit_task pops with no current task after a run this thread
+		 * began: the task finished (it may be freed already: not touched) */
+		learn_q0(f, fw->base + used);
+	}
 	fw->since = now;
 	return now;
 }
@@ -121,8 +173,13 @@ static uint64_t charge(struct feedback *f, struct th_worker *w)
 static struct th_task *begin(struct feedback *f, struct th_worker *w, struct th_task *t,
 			     uint64_t now)
 {
-	if (t)
-		f->workers[w->index].since = now ? now : th__thread_cpu_ns();
+	if (t) {
+		struct fb_worker *fw = &f->workers[w->index];
+		fw->since = now ? now : th__thread_cpu_ns();
+		fw->base = attained(t);
+		fw->thread = th__self_thread();
+		fw->running = true;
+	}
 	return t;
 }
 
@@ -141,9 +198,7 @@ static int feedback_init(struct th_runtime *rt)
 	memset(ws, 0, (size_t)rt->nworkers * sizeof(*ws));
 	atomic_init(&f->heap.top, MQ_EMPTY);
 	f->workers = ws;
-	uint64_t q = (uint64_t)FEEDBACK_Q0_MS * 1000000u, end = 0;
-	for (int k = 0; k < LEVELS; k++, q *= 2)
-		f->end[k] = end += q;
+	atomic_init(&f->q0, (uint64_t)FEEDBACK_Q0_MS * 1000000u);
 	rt->policy_data = f;
 	return 0;
 }
@@ -204,7 +259,8 @@ static struct th_task *feedback_yield_pop(struct th_runtime *rt, struct th_worke
 const struct th_policy th_policy_feedback = {
 	.name = "feedback",
 	.description = "multi-level feedback over attained CPU time: new tasks first, the oldest first "
-		       "within a level, a level down per quantum used (q0 50 ms, doubling)",
+		       "within a level, a level down per quantum used (q0 1.5x the median finished task, "
+		       "50 ms until one has; doubling)",
 	.init = feedback_init,
 	.fini = feedback_fini,
 	.push = feedback_push,

@@ -308,16 +308,24 @@ void th_blocking_end(void);
  * rec_act_backend). open: before the threads start, the `nthreads` slot
  * lines (stride TH_SLOT_STRIDE) the kernel side reads, or NULL with err set.
  * start: the threads run (th_thread_tid valid); begin watching, 0 or -1.
- * close: stop watching (runtime stop, or a failed start). */
+ * close: stop watching (runtime stop, or a failed start).
+ * park: a parked spare's sleep, thread `thread`: returns once *word is not 0,
+ * or kick(thread) was called, or the kernel side reported blocks (which park
+ * passes to th_activate_thread on the way: the spare that wakes is the one
+ * that takes the worker over, with no monitor thread between). May return
+ * early; the caller checks *word and sleeps again. */
 struct th_activation_backend {
 	void *(*open)(int nthreads, char *err, size_t errlen);
 	int (*start)(char *err, size_t errlen);
 	void (*close)(void);
+	void (*park)(int thread, _Atomic uint32_t *word);
+	void (*kick)(int thread);
 };
 void th_set_activation_backend(const struct th_activation_backend *b);
-/* The backend's monitor: thread `thread` blocked in a task at blocked_ns
- * (CLOCK_MONOTONIC). Hands its worker to a spare if it is still blocked
- * and a spare is free; returns 1 when it did. */
+/* Called by the backend: thread `thread` blocked in a task at blocked_ns
+ * (CLOCK_MONOTONIC). Hands its worker to a spare (the caller itself when it
+ * is a parked spare) if it is still blocked and a spare is free; returns 1
+ * when it did. */
 int th_activate_thread(int thread, uint64_t blocked_ns);
 
 int th_nthreads(void);         /* threads of the running runtime, spares included */

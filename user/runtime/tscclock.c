@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 #include "tscclock.h"
@@ -15,7 +16,9 @@
  * microsecond), and the result never goes backwards on a worker. Without an
  * invariant TSC (constant_tsc and nonstop_tsc in /proc/cpuinfo) every read
  * is a clock_gettime(). On arm64 the counter is the generic timer's
- * (cntvct_el0, rate in cntfrq_el0), constant-rate by architecture. */
+ * (cntvct_el0, rate in cntfrq_el0), constant-rate by architecture, unless an
+ * emulator derives it from the wall clock (then every read is a clock_gettime()
+ * too). */
 
 #define REANCHOR_NS 10000000ull
 
@@ -87,12 +90,28 @@ static double counter_ns_per_tick(void)
 	return (double)(n1 - n0) / (double)(t1 - t0);
 }
 #elif defined(__aarch64__)
+/* True when the counter reads as the wall clock: qemu-user (make test-arm64)
+ * emulates cntvct_el0 as CLOCK_REALTIME / period, which NTP may step, so an
+ * extrapolation from it can jump (seen in CI: a task's end dated 0.5 ms after
+ * the caller's later clock_gettime). A real counter counts from an arbitrary
+ * origin near boot, decades away from the epoch. */
+static bool counter_is_the_wall_clock(double ns_per_tick)
+{
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	double wall_ns = (double)wall.tv_sec * 1e9 + (double)wall.tv_nsec;
+	double counter_ns = (double)ticks() * ns_per_tick;
+	return counter_ns > wall_ns - 1e9 && counter_ns < wall_ns + 1e9;
+}
+
 /* The counter's rate is in cntfrq_el0, as the kernel's arch timer takes it. */
 static double counter_ns_per_tick(void)
 {
 	uint64_t hz;
 	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(hz));
-	return hz ? 1e9 / (double)hz : 0;
+	if (hz == 0 || counter_is_the_wall_clock(1e9 / (double)hz))
+		return 0;
+	return 1e9 / (double)hz;
 }
 #else
 static void paired_reading(uint64_t *ns, uint64_t *tick)
