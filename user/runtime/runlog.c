@@ -6,13 +6,13 @@
 
 #include "internal.h"
 #include "runlog.h"
-#include "tscclock.h"
+#include "stampmap.h"
 
 /* One drain at a time, and none once the runtime is stopping: the recorder's
  * poller drains from its own thread, which may race with th_runtime_stop. */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct th_runtime *live_rt;          /* under drain_lock */
-static struct th_stamp_anchor last_anchor;  /* under drain_lock: the previous drain's */
+static struct th_stamp_map stamp_map;      /* under drain_lock: every drain's anchor */
 
 static size_t pow2_at_least(size_t n)
 {
@@ -51,7 +51,11 @@ void th__runlog_attach(struct th_runtime *rt)
 {
 	pthread_mutex_lock(&drain_lock);
 	live_rt = rt;
-	th__stamp_anchor(&last_anchor);
+	/* the first anchor: runs stamped before the first drain are interpolated too */
+	struct th_stamp_anchor a;
+	th__stamp_anchor(&a);
+	th__stamp_map_reset(&stamp_map);
+	(void)th__stamp_map_add(&stamp_map, &a); /* no memory: drains fail the same way */
 	pthread_mutex_unlock(&drain_lock);
 }
 
@@ -78,12 +82,17 @@ static int keep_room(struct th_runlog *l, size_t more)
 	return 0;
 }
 
-/* Moves what the producer published into kept, dating its stamps through the
- * anchors a0 (previous drain) and a1 (taken before head was read, so every
- * stamp moved here is older than a1). */
-static size_t drain_one(struct th_runlog *l, const struct th_stamp_anchor *a0, const struct th_stamp_anchor *a1)
+static uint64_t max_u64(uint64_t a, uint64_t b)
 {
-	uint64_t h = atomic_load_explicit(&l->head, memory_order_acquire);
+	return a > b ? a : b;
+}
+
+/* Moves the runs published up to head h into kept, dated through the stamp
+ * map. A worker's runs follow each other, so their times never go back: an
+ * end dated by the kernel (an activation's block) or a stamp read on another
+ * CPU may sit a few ns off the map's next date, and is moved up to it. */
+static size_t drain_one(struct th_runlog *l, uint64_t h)
+{
 	uint64_t t = atomic_load_explicit(&l->tail, memory_order_relaxed);
 	size_t n = (size_t)(h - t);
 	if (n == 0)
@@ -95,9 +104,11 @@ static size_t drain_one(struct th_runlog *l, const struct th_stamp_anchor *a0, c
 	}
 	for (uint64_t i = t; i < h; i++) {
 		struct th_run_record r = l->ring[i & l->mask];
-		r.start_ns = th__stamp_to_ns(r.start_ns, a0, a1);
+		r.start_ns = max_u64(th__stamp_map_ns(&stamp_map, r.start_ns), l->last_ns);
 		if (!(r.reserved & TH_RUNLOG_END_NS))
-			r.end_ns = th__stamp_to_ns(r.end_ns, a0, a1);
+			r.end_ns = th__stamp_map_ns(&stamp_map, r.end_ns);
+		r.end_ns = max_u64(r.end_ns, r.start_ns);
+		l->last_ns = r.end_ns;
 		r.reserved = 0;
 		l->kept[l->kept_n++] = r;
 	}
@@ -106,15 +117,27 @@ static size_t drain_one(struct th_runlog *l, const struct th_stamp_anchor *a0, c
 	return n;
 }
 
+/* The heads are read before the anchor is taken, so every stamp moved is
+ * older than the anchor (up to the counters' skew between CPUs) and dated by
+ * interpolation between two anchors: the same stamp gets the same date
+ * whichever drain moves it. */
 static size_t drain_locked(struct th_runtime *rt)
 {
+	enum { HEADS_ON_STACK = 64 };
+	uint64_t heads_here[HEADS_ON_STACK], *heads = heads_here;
+	if (rt->nworkers > HEADS_ON_STACK && !(heads = malloc((size_t)rt->nworkers * sizeof(*heads))))
+		return 0; /* no memory: the runs stay in the rings for a later drain */
+	for (int i = 0; i < rt->nworkers; i++)
+		heads[i] = rt->workers[i].log ? atomic_load_explicit(&rt->workers[i].log->head, memory_order_acquire) : 0;
 	struct th_stamp_anchor now;
 	th__stamp_anchor(&now);
 	size_t moved = 0;
-	for (int i = 0; i < rt->nworkers; i++)
-		if (rt->workers[i].log)
-			moved += drain_one(rt->workers[i].log, &last_anchor, &now);
-	last_anchor = now;
+	if (th__stamp_map_add(&stamp_map, &now) == 0)
+		for (int i = 0; i < rt->nworkers; i++)
+			if (rt->workers[i].log)
+				moved += drain_one(rt->workers[i].log, heads[i]);
+	if (heads != heads_here)
+		free(heads);
 	return moved;
 }
 
@@ -175,7 +198,5 @@ void th_run_log_clear(void)
 		l->dropped_base = atomic_load_explicit(&l->dropped, memory_order_relaxed);
 		l->lost_drained = 0;
 	}
-	if (live_rt)
-		th__stamp_anchor(&last_anchor);
 	pthread_mutex_unlock(&drain_lock);
 }

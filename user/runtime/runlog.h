@@ -30,6 +30,7 @@ struct th_runlog {
 	size_t kept_n, kept_cap;
 	uint64_t dropped_base;       /* dropped at the last th_run_log_clear */
 	uint64_t lost_drained;       /* runs drained with no memory left to keep them */
+	uint64_t last_ns;            /* the end of the last run kept (dated) */
 };
 
 /* Appends r (stamps from th__stamp) unless the ring is full. */

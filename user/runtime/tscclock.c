@@ -166,21 +166,3 @@ void th__stamp_anchor(struct th_stamp_anchor *a)
 		a->ticks = a->ns;
 	}
 }
-
-/* Between two anchors the counter is mapped onto the kernel clock linearly
- * through both, so the error is the clock's slew within the segment (NTP
- * slews CLOCK_MONOTONIC by at most 500 ppm, and the poller's segments are a
- * few milliseconds), not the rate's error over the whole recording. A stamp
- * outside the segment (a run published after the earlier anchor was taken)
- * is extrapolated along the same line. */
-uint64_t th__stamp_to_ns(uint64_t stamp, const struct th_stamp_anchor *a0, const struct th_stamp_anchor *a1)
-{
-	if (th__ns_per_tick <= 0 || stamp == 0)
-		return stamp;
-	double rate = th__ns_per_tick;
-	if (a1->ticks > a0->ticks && a1->ns > a0->ns)
-		rate = (double)(a1->ns - a0->ns) / (double)(a1->ticks - a0->ticks);
-	double off = ((double)(int64_t)(stamp - a1->ticks)) * rate;
-	double ns = (double)a1->ns + off;
-	return ns > 0 ? (uint64_t)(ns + 0.5) : 0;
-}

@@ -21,13 +21,19 @@ uint64_t th__tscclock_now(struct th_tscclock *c);
  * A switch is stamped with the raw counter (rdtsc, ~9 ns; cntvct on arm64)
  * instead of clock_gettime (~22 ns under kvm-clock): the run log converts
  * stamps to CLOCK_MONOTONIC when it is drained, between two paired readings
- * of both clocks (anchors) taken by the drain. Without a usable counter a
+ * of both clocks (anchors) taken by the drains (stampmap.h). Without a usable counter a
  * stamp is CLOCK_MONOTONIC already and the conversion is the identity. */
 extern double th__ns_per_tick;   /* 0: no usable counter (stamps are ns) */
 
 static inline uint64_t th__counter_ticks(void)
 {
 #if defined(__x86_64__)
+	/* lfence: rdtsc is not ordered, and a stamp taken right after popping a
+	 * task could otherwise read the counter before the pop's loads completed,
+	 * i.e. before the other worker's end stamp of that task's previous run
+	 * (seen: 2 such inversions of up to 168 ticks in 600,000 hand-offs between
+	 * unpinned threads; the kernel's rdtsc_ordered does the same) */
+	__builtin_ia32_lfence();
 	return __builtin_ia32_rdtsc();
 #elif defined(__aarch64__)
 	/* the generic timer's virtual count: constant-rate by architecture,
@@ -50,7 +56,5 @@ struct th_stamp_anchor {
 	uint64_t ticks, ns;      /* the counter and CLOCK_MONOTONIC at one instant */
 };
 void th__stamp_anchor(struct th_stamp_anchor *a);
-/* CLOCK_MONOTONIC of `stamp`, through the anchors a0 (earlier) and a1. 0 stays 0. */
-uint64_t th__stamp_to_ns(uint64_t stamp, const struct th_stamp_anchor *a0, const struct th_stamp_anchor *a1);
 
 #endif
