@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "context.h"
+#include "stampmap.h"
 #include "taskhop.h"
 
 /* TSan makes every switch and atomic ~20x slower: its build runs the big
@@ -674,6 +675,39 @@ static void run_log_stays_in_order_under_cpu_contention(void **state)
 		pthread_join(spinners[i], NULL);
 }
 
+/* The run log's stamps are dated when drained, and a run's end and the next
+ * run's start are often dated by different drains. Each drain once drew its
+ * own line through its two anchors: a stamp dated through a later, short and
+ * noisy segment moved by the noise times its distance, and a task's runs came
+ * out of order. One map through every anchor dates a stamp the same whichever
+ * drain dates it, and a stamp past the newest anchor no later than it. */
+static void run_log_dates_a_stamp_the_same_whichever_drain_dates_it(void **state)
+{
+	(void)state;
+	double saved_rate = th__ns_per_tick;
+	th__ns_per_tick = 0.5; /* stamps are counter ticks */
+	struct th_stamp_map m = { 0 };
+	const struct th_stamp_anchor a[] = { { 1000, 5000 }, { 2000, 5500 }, { 2010, 5600 } };
+	assert_int_equal(th__stamp_map_add(&m, &a[0]), 0);
+	assert_int_equal(th__stamp_map_add(&m, &a[1]), 0);
+	uint64_t mid = th__stamp_map_ns(&m, 1500), ahead = th__stamp_map_ns(&m, 2005);
+	assert_int_equal(mid, 5250);
+	assert_int_equal(ahead, 5500); /* past the newest anchor: dated at it */
+	/* a drain 10 ticks later: its segment's slope is 20x the first's */
+	assert_int_equal(th__stamp_map_add(&m, &a[2]), 0);
+	assert_int_equal(th__stamp_map_ns(&m, 1500), mid);
+	assert_true(th__stamp_map_ns(&m, 2005) >= ahead);
+	assert_int_equal(th__stamp_map_ns(&m, 2005), 5550);
+	/* an anchor behind the newest (a drain on a CPU whose counter lags) is skipped */
+	const struct th_stamp_anchor behind = { 2008, 5700 };
+	assert_int_equal(th__stamp_map_add(&m, &behind), 0);
+	assert_int_equal(th__stamp_map_ns(&m, 2005), 5550);
+	for (uint64_t t = 900; t < 2100; t++)
+		assert_true(th__stamp_map_ns(&m, t) <= th__stamp_map_ns(&m, t + 1));
+	th__stamp_map_free(&m);
+	th__ns_per_tick = saved_rate;
+}
+
 /* A blocked task holds its stack, and stacks cost mappings (the kernel
  * allows vm.max_map_count, 65,530). A PROT_NONE guard made two per stack
  * (2,000 blocked tasks: 4,000 mappings); with guard regions
@@ -1033,6 +1067,7 @@ int main(void)
 		cmocka_unit_test_teardown(unknown_policy_is_a_clear_error, stop_if_running),
 		cmocka_unit_test_teardown(pinned_workers_run_on_their_own_cpu, stop_if_running),
 		cmocka_unit_test_teardown(run_log_stays_in_order_under_cpu_contention, stop_if_running),
+		cmocka_unit_test(run_log_dates_a_stamp_the_same_whichever_drain_dates_it),
 		cmocka_unit_test_teardown(a_blocked_task_costs_one_mapping, stop_if_running),
 		cmocka_unit_test_teardown(workers_publish_the_running_task_in_their_slot, stop_if_running),
 		cmocka_unit_test_teardown(task_timestamps_are_monotonic_clock_times, stop_if_running),

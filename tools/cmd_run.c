@@ -317,20 +317,37 @@ static struct json *timeline_json(const struct runlog *log, struct th_record *re
 	return tl;
 }
 
-/* Adds rows for tasks that ran but that the workload did not report. */
+static int cmp_u64(const void *a, const void *b);
+
+/* Adds rows for tasks that ran but that the workload did not report. The
+ * reported ids are sorted once: a streamed run log holds millions of runs. */
 static void add_log_rows(struct wl_result *res, const struct runlog *log)
 {
+	size_t nk = res->ntasks;
+	uint64_t *known = malloc((nk ? nk : 1) * sizeof(*known));
+	uint64_t *unknown = malloc((log->n ? log->n : 1) * sizeof(*unknown));
+	size_t nu = 0;
+	if (!known || !unknown)
+		goto out;
+	for (size_t k = 0; k < nk; k++)
+		known[k] = res->tasks[k].st.id;
+	qsort(known, nk, sizeof(*known), cmp_u64);
 	for (size_t i = 0; i < log->n; i++) {
 		uint64_t id = log->r[i].task_id;
-		bool known = false;
-		for (size_t k = 0; k < res->ntasks && !known; k++)
-			known = res->tasks[k].st.id == id;
-		if (!known) {
-			struct wl_task *row = wl_add_task(res);
-			if (row)
-				row_from_log(row, id, log, res->t0_ns);
-		}
+		if (!bsearch(&id, known, nk, sizeof(*known), cmp_u64))
+			unknown[nu++] = id;
 	}
+	qsort(unknown, nu, sizeof(*unknown), cmp_u64);
+	for (size_t i = 0; i < nu; i++) {
+		if (i > 0 && unknown[i] == unknown[i - 1])
+			continue;
+		struct wl_task *row = wl_add_task(res);
+		if (row)
+			row_from_log(row, unknown[i], log, res->t0_ns);
+	}
+out:
+	free(known);
+	free(unknown);
 }
 
 static int cmp_u64(const void *a, const void *b)

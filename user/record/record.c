@@ -511,15 +511,24 @@ static int consume(struct th_record *r)
 }
 
 /* Self target: nobody calls poll while the workload runs, so a thread drains the ring
- * buffer. It sleeps instead of waiting for wakeups: records are submitted without
- * wakeups (cheaper), and a poller woken by each record would itself switch, be
- * recorded, and wake itself again. */
+ * buffer and the workers' run logs (their rings, th_run_log_drain). It sleeps instead of
+ * waiting for wakeups: records are submitted without wakeups (cheaper), and a poller
+ * woken by each record would itself switch, be recorded, and wake itself again. While
+ * runs keep coming it looks every POLL_BUSY_MS: a worker switching every 30 ns fills a
+ * 65,536-run ring in 2 ms; with nothing to drain it backs off to POLL_IDLE_MS. */
+#define POLL_BUSY_MS 1
+#define POLL_IDLE_MS 20
+
 static void *poller_main(void *arg)
 {
 	struct th_record *r = arg;
 	while (!r->poller_stop) {
+		size_t runs = th_run_log_drain();
 		consume(r);
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		long ms = runs ? POLL_BUSY_MS : POLL_IDLE_MS;
+		if (r->o.drain_stall_ms > 0)
+			ms = r->o.drain_stall_ms; /* tests: a drain that falls behind */
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 		nanosleep(&ts, NULL);
 	}
 	return NULL;

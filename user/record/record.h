@@ -61,6 +61,9 @@ struct th_record_opts {
 	size_t ringbuf_bytes;   /* BPF ring buffer size, power of 2; 0 = 16 MiB */
 	bool prog_stats;        /* count the BPF programs' runs and run time while recording
 				 * (BPF_ENABLE_STATS; see th_record_prog_stats) */
+	int drain_stall_ms;     /* in-process, for tests: the poller drains the run logs only
+				 * every this many ms (0: as fast as runs come), so that a
+				 * drain that falls behind can be shown */
 };
 void th_record_opts_default(struct th_record_opts *o);
 

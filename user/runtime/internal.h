@@ -12,6 +12,7 @@
 #include "taskhop_abi.h"
 #include "context.h"
 #include "tscclock.h"
+#include "runlog.h"
 
 enum th_state { TH_RUNNABLE, TH_RUNNING, TH_BLOCKED, TH_DONE };
 
@@ -76,10 +77,7 @@ struct th_worker {
 	struct th_stack_cache *stacks;
 	_Atomic uint32_t park_word; /* futex: 1 = told to wake */
 	_Atomic int parked;
-	/* run log */
-	struct th_run_record *log;
-	size_t log_n;
-	uint64_t log_dropped;
+	struct th_runlog *log;     /* run log (runlog.h), NULL when off */
 	uint64_t steals;           /* tasks this worker took from others (policies count) */
 	uint64_t activations;      /* times a spare thread took it over */
 	struct th_task *free_tasks; /* freed task structs kept for reuse (task.c) */
@@ -104,7 +102,7 @@ struct th_os_thread {
 	int prev_why;              /* enum th_why; TH_WHY_SPAWN: nothing to do */
 	_Atomic int *prev_lock;
 	struct th_stack dead_stack;
-	uint64_t run_start_ns;     /* run log: when cur's run began */
+	uint64_t run_start_ns;     /* run log: when cur's run began, a th__stamp (counter ticks) */
 	uint64_t switch_seq;
 	/* published slot for the recorder (NULL when off) */
 	struct th_slot *slot;
@@ -223,9 +221,11 @@ uint64_t th__worker_rand(struct th_worker *w);  /* the worker's own RNG */
 struct th_worker *th__self_worker(void);
 /* The task the calling thread runs (NULL in a scheduler loop or outside). */
 struct th_task *th__current_task(void);
-/* Appends a run of t by thread m to w's run log (if it keeps one). */
+/* Appends a run of t by thread m to w's run log (if it keeps one): from
+ * `start`, a th__stamp (m->run_start_ns), to end_ns on CLOCK_MONOTONIC (the
+ * kernel's time of a block, activation.c). */
 void th__log_run(struct th_worker *w, const struct th_os_thread *m, const struct th_task *t,
-		 uint64_t start, uint64_t end, int why);
+		 uint64_t start, uint64_t end_ns, int why);
 
 /* For policies that run tasks outside the workers (kthread): the thread that
  * runs t calls th__set_thread_task(t) first (th_self_task, th_rand_* then see

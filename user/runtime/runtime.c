@@ -155,7 +155,7 @@ static int init_workers(struct th_runtime *rt)
 		if (!w->stacks)
 			return -1;
 		if (rt->cfg.run_log_cap) {
-			w->log = calloc(rt->cfg.run_log_cap, sizeof(*w->log));
+			w->log = th__runlog_new(rt->cfg.run_log_cap);
 			if (!w->log)
 				return -1;
 		}
@@ -172,7 +172,7 @@ static void free_workers(struct th_runtime *rt)
 	for (int i = 0; i < rt->nworkers; i++) {
 		th_stack_cache_free(rt->workers[i].stacks);
 		th__free_task_cache(&rt->workers[i]);
-		free(rt->workers[i].log);
+		th__runlog_free(rt->workers[i].log);
 	}
 	free(rt->workers);
 	rt->workers = NULL;
@@ -224,6 +224,7 @@ static void join_threads(struct th_runtime *rt)
 		pthread_join(rt->threads[i].thread, NULL);
 	if (rt->policy->fini)
 		rt->policy->fini(rt);
+	th__runlog_detach(rt);
 	free_workers(rt);
 	th__rt = NULL;
 }
@@ -283,10 +284,12 @@ int th_runtime_start(const struct th_config *cfg_in)
 		return -1;
 	}
 	th__rt = rt;
+	th__runlog_attach(rt);
 	th__guard_install_process();
 	if (start_threads(rt) != 0) {
 		if (pol->fini)
 			pol->fini(rt);
+		th__runlog_detach(rt);
 		free_workers(rt);
 		th__rt = NULL;
 		return -1;
@@ -350,30 +353,6 @@ int th__place(struct th_runtime *rt)
 	uint64_t r = th_rng_next(&rt->place_rng);
 	th_spin_unlock(&rt->place_lock);
 	return (int)(r % (uint64_t)rt->nworkers);
-}
-
-const struct th_run_record *th_run_log(int worker, size_t *n, uint64_t *dropped)
-{
-	struct th_runtime *rt = th__rt;
-	if (!rt || worker < 0 || worker >= rt->nworkers) {
-		*n = 0;
-		if (dropped)
-			*dropped = 0;
-		return NULL;
-	}
-	*n = rt->workers[worker].log_n;
-	if (dropped)
-		*dropped = rt->workers[worker].log_dropped;
-	return rt->workers[worker].log;
-}
-
-void th_run_log_clear(void)
-{
-	struct th_runtime *rt = th__rt;
-	for (int i = 0; rt && i < rt->nworkers; i++) {
-		rt->workers[i].log_n = 0;
-		rt->workers[i].log_dropped = 0;
-	}
 }
 
 /* One slot per thread: thread i < nworkers starts serving worker i, so the

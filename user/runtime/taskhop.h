@@ -254,11 +254,23 @@ struct th_run_record {
 enum th_why { TH_WHY_SPAWN = 0, TH_WHY_YIELD = 1, TH_WHY_BLOCK = 2, TH_WHY_DONE = 3, TH_WHY_WAKE = 4,
 	      TH_WHY_PREEMPT = 5 /* run log only: the runtime yielded for the task */ };
 
-/* The run log of worker i (cfg.run_log_cap > 0). Read it while no task runs
- * (after th_group_wait / th_fetch of everything). *dropped counts runs past
- * the capacity. th_run_log_clear empties all logs. */
+/* The run log of worker i (cfg.run_log_cap > 0): every run drained so far,
+ * oldest first. Each worker writes its runs into a ring of run_log_cap
+ * entries (rounded up to a power of two) and never waits: when the ring is
+ * full the run is counted in *dropped instead. th_run_log drains first, so
+ * with nobody else draining the log keeps the first run_log_cap runs; a
+ * thread calling th_run_log_drain() while tasks run (the recorder's poller)
+ * keeps the rings empty and nothing is dropped while it keeps up. The
+ * pointer is valid until the next drain or clear: read it while no task
+ * runs. th_run_log_clear empties all logs (and the rings) and their counts. */
 const struct th_run_record *th_run_log(int worker, size_t *n, uint64_t *dropped);
 void th_run_log_clear(void);
+/* Any thread, while tasks run: moves every ring's runs into the logs and
+ * dates them on CLOCK_MONOTONIC (they are stamped with the CPU's counter).
+ * Returns the number of runs moved. */
+size_t th_run_log_drain(void);
+/* Runs dropped by all workers since the last clear (rings found full). */
+uint64_t th_run_log_dropped(void);
 
 /* Publish "current task id + switch sequence" of each worker into a shared
  * array (the recorder's BPF_F_MMAPABLE map): at every switch in and out,

@@ -22,25 +22,15 @@
 
 #define REANCHOR_NS 10000000ull
 
-static double ns_per_tick;       /* 0: no usable TSC */
+double th__ns_per_tick;          /* 0: no usable TSC */
 static uint64_t reanchor_ticks;
 
-#if defined(__x86_64__)
+/* The counter itself is read inline by th__counter_ticks (tscclock.h): the run
+ * log stamps every switch with it. */
 static inline uint64_t ticks(void)
 {
-	return __builtin_ia32_rdtsc();
+	return th__counter_ticks();
 }
-#elif defined(__aarch64__)
-/* The generic timer's virtual count: constant-rate by architecture, readable
- * at EL0 on Linux (the vDSO reads it too). The isb keeps the read from being
- * taken ahead of the code before it, as the kernel's own read does. */
-static inline uint64_t ticks(void)
-{
-	uint64_t v;
-	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
-	return v;
-}
-#endif
 
 #if defined(__x86_64__) || defined(__aarch64__)
 /* The kernel clock and the counter at one instant, for the calibration and for
@@ -124,11 +114,6 @@ static double counter_ns_per_tick(void)
 	return 1e9 / (double)hz;
 }
 #else
-static inline uint64_t ticks(void)
-{
-	return 0;
-}
-
 static void paired_reading(uint64_t *ns, uint64_t *tick)
 {
 	*ns = th_now_ns();
@@ -143,18 +128,18 @@ static double counter_ns_per_tick(void)
 
 void th__tscclock_calibrate(void)
 {
-	if (ns_per_tick > 0)
+	if (th__ns_per_tick > 0)
 		return;
 	double rate = counter_ns_per_tick();
 	if (rate <= 0)
 		return;
 	reanchor_ticks = (uint64_t)((double)REANCHOR_NS / rate);
-	ns_per_tick = rate;
+	th__ns_per_tick = rate;
 }
 
 uint64_t th__tscclock_now(struct th_tscclock *c)
 {
-	if (ns_per_tick <= 0)
+	if (th__ns_per_tick <= 0)
 		return th_now_ns();
 	uint64_t t = ticks();
 	uint64_t ns;
@@ -162,10 +147,22 @@ uint64_t th__tscclock_now(struct th_tscclock *c)
 		paired_reading(&c->anchor_ns, &c->anchor_ticks);
 		ns = c->anchor_ns;
 	} else {
-		ns = c->anchor_ns + (uint64_t)((double)(t - c->anchor_ticks) * ns_per_tick);
+		ns = c->anchor_ns + (uint64_t)((double)(t - c->anchor_ticks) * th__ns_per_tick);
 	}
 	if (ns < c->last_ns) /* a fresh anchor may sit a hair behind an extrapolation */
 		ns = c->last_ns;
 	c->last_ns = ns;
 	return ns;
+}
+
+/* ---- run-log stamps: raw counter values, dated when the log is drained ---- */
+
+void th__stamp_anchor(struct th_stamp_anchor *a)
+{
+	if (th__ns_per_tick > 0) {
+		paired_reading(&a->ns, &a->ticks);
+	} else {
+		a->ns = th_now_ns();
+		a->ticks = a->ns;
+	}
 }

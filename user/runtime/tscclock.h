@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "taskhop.h" /* th_now_ns */
+
 /* One per worker, touched only by it. Zeroed: anchors at the first read. */
 struct th_tscclock {
 	uint64_t anchor_ticks, anchor_ns, last_ns;
@@ -14,5 +16,45 @@ struct th_tscclock {
 void th__tscclock_calibrate(void);
 /* Nanoseconds of CLOCK_MONOTONIC, within a microsecond, never going back on c. */
 uint64_t th__tscclock_now(struct th_tscclock *c);
+
+/* ---- the run log's stamps ------------------------------------------------
+ * A switch is stamped with the raw counter (rdtsc, ~9 ns; cntvct on arm64)
+ * instead of clock_gettime (~22 ns under kvm-clock): the run log converts
+ * stamps to CLOCK_MONOTONIC when it is drained, between two paired readings
+ * of both clocks (anchors) taken by the drains (stampmap.h). Without a usable counter a
+ * stamp is CLOCK_MONOTONIC already and the conversion is the identity. */
+extern double th__ns_per_tick;   /* 0: no usable counter (stamps are ns) */
+
+static inline uint64_t th__counter_ticks(void)
+{
+#if defined(__x86_64__)
+	/* lfence: rdtsc is not ordered, and a stamp taken right after popping a
+	 * task could otherwise read the counter before the pop's loads completed,
+	 * i.e. before the other worker's end stamp of that task's previous run
+	 * (seen: 2 such inversions of up to 168 ticks in 600,000 hand-offs between
+	 * unpinned threads; the kernel's rdtsc_ordered does the same) */
+	__builtin_ia32_lfence();
+	return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	/* the generic timer's virtual count: constant-rate by architecture,
+	 * readable at EL0 on Linux; the isb keeps the read from being taken
+	 * ahead of the code before it, as the kernel's own read does */
+	uint64_t v;
+	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
+	return v;
+#else
+	return 0;
+#endif
+}
+
+static inline uint64_t th__stamp(void)
+{
+	return th__ns_per_tick > 0 ? th__counter_ticks() : th_now_ns();
+}
+
+struct th_stamp_anchor {
+	uint64_t ticks, ns;      /* the counter and CLOCK_MONOTONIC at one instant */
+};
+void th__stamp_anchor(struct th_stamp_anchor *a);
 
 #endif

@@ -79,32 +79,34 @@ static void publish(struct th_os_thread *m, uint64_t task_id)
 	__atomic_store_n(&s->seq, ++m->switch_seq, __ATOMIC_RELEASE);
 }
 
-/* The run log's clock: one reading per switch serves as the end of one run
- * and the start of the next. */
+/* The run log's clock: one counter reading per switch serves as the end of
+ * one run and the start of the next; the drain dates it (runlog.h). */
 static inline uint64_t log_clock(const struct th_worker *w)
 {
-	return w->log ? th_now_ns() : 0;
+	return w->log ? th__stamp() : 0;
+}
+
+static inline void log_run(struct th_worker *w, const struct th_os_thread *m, const struct th_task *t,
+			   uint64_t start, uint64_t end, int why, uint32_t flags)
+{
+	th__runlog_push(w->log, &(struct th_run_record){
+		.task_id = t->id, .start_ns = start, .end_ns = end,
+		.worker = (uint32_t)w->index, .why = (uint32_t)why, .thread = (uint32_t)m->index,
+		.reserved = flags,
+	});
 }
 
 void th__log_run(struct th_worker *w, const struct th_os_thread *m, const struct th_task *t,
-		 uint64_t start, uint64_t end, int why)
+		 uint64_t start, uint64_t end_ns, int why)
 {
-	if (!w->log)
-		return;
-	if (w->log_n >= w->rt->cfg.run_log_cap) {
-		w->log_dropped++;
-		return;
-	}
-	w->log[w->log_n++] = (struct th_run_record){
-		.task_id = t->id, .start_ns = start, .end_ns = end,
-		.worker = (uint32_t)w->index, .why = (uint32_t)why, .thread = (uint32_t)m->index,
-	};
+	if (w->log)
+		log_run(w, m, t, start, end_ns, why, TH_RUNLOG_END_NS);
 }
 
 static inline void end_run(struct th_os_thread *m, const struct th_task *t, int why, uint64_t now)
 {
 	if (m->p->log)
-		th__log_run(m->p, m, t, m->run_start_ns, now, why);
+		log_run(m->p, m, t, m->run_start_ns, now, why, 0);
 }
 
 /* A task's own timestamps: the exact clock when the run log is on (its
@@ -133,7 +135,7 @@ void th__task_started(struct th_task *t, int worker)
 	task_started(t, worker, 0);
 }
 
-/* m starts running `to` (NULL: its scheduler loop). */
+/* m starts running `to` (NULL: its scheduler loop) at `now`, a log_clock stamp. */
 static inline void begin_run(struct th_os_thread *m, struct th_task *to, uint64_t now)
 {
 	m->run_start_ns = now;
@@ -141,8 +143,8 @@ static inline void begin_run(struct th_os_thread *m, struct th_task *to, uint64_
 	th__set_running_task(to);
 	m->run_seq++;
 	if (to) {
-		/* a first run needs a timestamp even when nobody logs the run */
-		task_started(to, m->p->index, now || to->runs ? now : task_clock(m->p));
+		/* a first run needs a timestamp on CLOCK_MONOTONIC (now is a log stamp) */
+		task_started(to, m->p->index, to->runs ? 0 : task_clock(m->p));
 		atomic_store_explicit(&to->state, TH_RUNNING, memory_order_relaxed);
 	}
 	publish(m, to ? to->id : 0);
@@ -286,13 +288,13 @@ static void exit_task(struct th_task *t)
 		return;
 	}
 	struct th_runtime *rt = w->rt;
-	uint64_t now = task_clock(w); /* t's end */
+	uint64_t now = log_clock(w); /* t's end */
 	end_run(m, t, TH_WHY_DONE, now);
 	m->dead_stack = t->stack;
 	TH_PROBE_TASK_DONE(t->id, w->index);
 	/* "no task" is published before t's fetchers can see it done */
 	begin_run(m, NULL, now);
-	th__task_finish_at(t, t->result, now); /* a fetcher it wakes may be next */
+	th__task_finish_at(t, t->result, task_clock(w)); /* a fetcher it wakes may be next */
 	struct th_task *next = rt->policy->pop(rt, w);
 	m->prev = NULL;
 	m->prev_why = TH_WHY_DONE;
