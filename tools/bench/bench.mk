@@ -43,7 +43,7 @@ all: $(THB)/preempt_cost
 # spawn orders (the goal: <= 1.10 of the SPT bound in both), steal with it for contrast, and
 # fcfs's makespan with it over without (the cost of the ticks on a whole run: goal <= 1.02).
 # Ratios only: each compares runs of one `compare`, interleaved, so machine load hits all.
-PREEMPT_DARTS = $(B)/taskhop compare darts --repeat 3 --workers 2 --no-bpf
+PREEMPT_DARTS = $(B)/taskhop compare darts --force --repeat 3 --workers 2 --no-bpf
 bench:: $(THB)/preempt_cost $(TASKHOP)
 	@$(THB)/preempt_cost
 	@$(PREEMPT_DARTS) --policies feedback,steal,fcfs --preempt 1 --out $(B)/bench/darts-preempt >/dev/null

@@ -141,7 +141,7 @@ uint64_t th__tscclock_now(struct th_tscclock *c)
 {
 	if (th__ns_per_tick <= 0)
 		return th_now_ns();
-	uint64_t t = ticks();
+	uint64_t t = th__counter_ticks_unordered();
 	uint64_t ns;
 	if (c->anchor_ns == 0 || t - c->anchor_ticks > reanchor_ticks) {
 		paired_reading(&c->anchor_ns, &c->anchor_ticks);
