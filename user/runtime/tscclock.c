@@ -62,16 +62,18 @@ static bool invariant_tsc(void)
 	if (!f)
 		return false;
 	char line[4096];
-	bool constant = false, nonstop = false;
+	bool constant = false, nonstop = false, ordered = false;
 	while (fgets(line, sizeof(line), f) && !(constant && nonstop)) {
 		if (strncmp(line, "flags", 5) != 0)
 			continue;
 		constant = strstr(line, " constant_tsc") != NULL;
 		nonstop = strstr(line, " nonstop_tsc") != NULL;
+		/* the run log's ordered read is rdtscp (tscclock.h) */
+		ordered = strstr(line, " rdtscp") != NULL;
 		break;
 	}
 	fclose(f);
-	return constant && nonstop;
+	return constant && nonstop && ordered;
 }
 
 /* The TSC's rate is the CPU's, not architectural: ~2 ms of both clocks give
