@@ -204,6 +204,17 @@ static bool svg_ok(const char *dir, const char *name)
 	return ok;
 }
 
+/* Whether the file dir/name contains text. */
+static bool file_has(const char *dir, const char *name, const char *text)
+{
+	char path[512], err[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	char *s = fs_read_all(path, NULL, err, sizeof(err));
+	bool ok = s && strstr(s, text);
+	free(s);
+	return ok;
+}
+
 static void check_report(const char *dir, bool bpf)
 {
 	/* the field list, spelled out here so the test pins the format */
@@ -270,6 +281,11 @@ static void check_report(const char *dir, bool bpf)
 	for (int i = 0; i < 3; i++)
 		if (!svg_ok(dir, svgs[i]))
 			fail_msg("%s/%s missing or not an SVG", dir, svgs[i]);
+	/* the return times are a strip plot that marks darts' long task and says what t0 is;
+	 * the migration bars are medians with min-max whiskers, as their title says */
+	assert_true(file_has(dir, "returns.svg", "long task"));
+	assert_true(file_has(dir, "returns.svg", "t0: the start of the run"));
+	assert_true(file_has(dir, "migrations.svg", "whisker = min to max"));
 	snprintf(path, sizeof(path), "%s/trace.json", dir);
 	struct json *tr = json_parse_file(path, err, sizeof(err));
 	if (!tr)

@@ -109,49 +109,101 @@ static bool has_tasks(const struct json *runs, const char *policy)
 	return false;
 }
 
-/* 1. The article's return-time plot: completion time vs task number, one line per run. */
+/* The task with the largest size `n` in a run (darts' long task), or -1 when the
+ * sizes are equal or absent: it gets a label in the return-time plot. */
+static long long_task_index(const struct json *tasks)
+{
+	long best = -1;
+	double most = 0, least = INFINITY;
+	for (size_t k = 0; k < json_len(tasks); k++) {
+		double n = json_get_num(json_at(tasks, k), "n", NAN);
+		if (isnan(n))
+			return -1;
+		if (n > most) {
+			most = n;
+			best = (long)k;
+		}
+		least = n < least ? n : least;
+	}
+	return most > least ? best : -1;
+}
+
+/* 1. The article's return-time plot as a strip plot: each task's completion time as a point,
+ * one colour per policy, the policies side by side within a task (no line joins task
+ * numbers: they are not a sequence), and the long task labelled. */
 static int fig_returns(const struct json *report, const char *dir, struct report_figs *figs,
 		        struct fig_err *fe)
 {
 	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
+	size_t np = json_len(pols);
 	struct sbuf b;
 	if (sb_open(&b))
 		return 0;
-	quoted_title(b.f, "set title ", "Return time of each task (%s), one line per run",
+	quoted_title(b.f, "set title ", "Return time of each task (%s): one point per task per run",
 		     json_get_str(report, "workload", "?"));
-	fprintf(b.f, "set xlabel 'task number'\nset ylabel 'completion time since t0 (s)'\n"
-		     "set key top left\nset grid\nset xtics 1\n");
-	for (size_t p = 0; p < json_len(pols); p++) {
+	fprintf(b.f, "set xlabel 'task number (t0: the start of the run, just before its first spawn)'\n"
+		     "set ylabel 'completion time since t0 (s)'\n"
+		     "set key outside right top\nset grid ytics\nset xtics 1 out nomirror\n"
+		     "set yrange [0:*]\n");
+	long long_task = -1;
+	size_t ntasks = 0;
+	double long_top = 0;
+	for (size_t p = 0; p < np; p++) {
+		/* policy p's points sit at task + an offset, so policies do not hide each other */
+		double off = np > 1 ? -0.3 + 0.6 * (double)p / (double)(np - 1) : 0;
 		fprintf(b.f, "$p%zu << EOD\n", p);
 		for (size_t r = 0; r < json_len(runs); r++) {
 			const struct json *run = json_at(runs, r);
 			if (strcmp(json_get_str(run, "policy", ""), json_key_at(pols, p)) != 0)
 				continue;
 			const struct json *tasks = json_get(run, "tasks");
-			for (size_t k = 0; k < json_len(tasks); k++)
-				fprintf(b.f, "%zu %.6f\n", k + 1,
-					json_get_num(json_at(tasks, k), "completion_s", NAN));
-			fprintf(b.f, "\n");
+			long lt = long_task_index(tasks);
+			ntasks = json_len(tasks) > ntasks ? json_len(tasks) : ntasks;
+			if (lt >= 0)
+				long_task = lt;
+			for (size_t k = 0; k < json_len(tasks); k++) {
+				double c = json_get_num(json_at(tasks, k), "completion_s", NAN);
+				if ((long)k == lt && c > long_top)
+					long_top = c;
+				fprintf(b.f, "%.3f %.6f\n", (double)(k + 1) + off, c);
+			}
 		}
 		fprintf(b.f, "EOD\n");
 	}
+	fprintf(b.f, "set xrange [0.4:%zu.6]\nset xtics 1, 1, %zu\n", ntasks, ntasks ? ntasks : 1);
+	if (long_task >= 0 && long_top > 0)
+		fprintf(b.f, "set label 1 'long task' at %ld, graph 0.97 center\n"
+			     "set arrow 1 from %ld, graph 0.94 to %ld, first %.6f lc rgb '#555555'\n",
+			long_task + 1, long_task + 1, long_task + 1, long_top * 1.02);
 	fprintf(b.f, "plot ");
 	bool first = true;
-	for (size_t p = 0; p < json_len(pols); p++) {
+	for (size_t p = 0; p < np; p++) {
 		if (!has_tasks(runs, json_key_at(pols, p)))
 			continue;
-		fprintf(b.f, "%s$p%zu with linespoints lw 1.5 pt 7 ps 0.5 lc rgb '%s' ",
-			first ? "" : ", ", p, report_policy_colour((int)p));
+		fprintf(b.f, "%s$p%zu using 1:2 with points pt 7 ps 0.6 lc rgb '%s' ", first ? "" : ", ", p,
+			report_policy_colour((int)p));
 		key_title(b.f, json_key_at(pols, p));
 		first = false;
 	}
 	fprintf(b.f, "\n");
 	return draw(dir, "returns.svg", 900, 520, sb_close(&b), figs,
-		    "Return time of each task (the article's figure), per run and policy", fe);
+		    "Return time of each task (the article's figure), every run of every policy", fe);
 }
 
-/* Median of a task field at task index k over the runs of one policy; NAN if none. */
-static double task_median(const struct json *runs, const char *policy, size_t k, const char *field)
+/* Median, min and max of a task field at task index k over the runs of one policy;
+ * false (and NANs) if no run has it. */
+struct spread {
+	double median, min, max;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static bool task_spread(const struct json *runs, const char *policy, size_t k, const char *field,
+			struct spread *out)
 {
 	double x[256];
 	int n = 0;
@@ -163,31 +215,34 @@ static double task_median(const struct json *runs, const char *policy, size_t k,
 		if (json_is_num(v))
 			x[n++] = json_num_of(v);
 	}
+	*out = (struct spread){ NAN, NAN, NAN };
 	if (!n)
-		return NAN;
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
-			double t = x[j];
-			x[j] = x[j - 1];
-			x[j - 1] = t;
-		}
-	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+		return false;
+	qsort(x, (size_t)n, sizeof(x[0]), cmp_double);
+	*out = (struct spread){ n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2, x[0], x[n - 1] };
+	return true;
 }
 
+/* One panel: per task and policy a bar at the median over repeats with a min-max whisker;
+ * the y axis has headroom above the tallest whisker, integer ticks, and starts a little
+ * below 0 so that a zero bar still shows as a line. */
 static void migr_panel(FILE *f, const struct json *runs, const struct json *pols, size_t ntasks,
 		       const char *field, const char *ylabel, const char *block)
 {
 	bool any = false;
+	double top = 0;
 	fprintf(f, "%s << EOD\n", block);
 	for (size_t k = 0; k < ntasks; k++) {
 		fprintf(f, "%zu", k + 1);
 		for (size_t p = 0; p < json_len(pols); p++) {
-			double v = task_median(runs, json_key_at(pols, p), k, field);
-			any |= !isnan(v);
-			if (isnan(v))
-				fprintf(f, " NaN");
-			else
-				fprintf(f, " %.2f", v);
+			struct spread sp;
+			if (task_spread(runs, json_key_at(pols, p), k, field, &sp)) {
+				any = true;
+				top = sp.max > top ? sp.max : top;
+				fprintf(f, " %.2f %.2f %.2f", sp.median, sp.min, sp.max);
+			} else {
+				fprintf(f, " NaN NaN NaN");
+			}
 		}
 		fprintf(f, "\n");
 	}
@@ -198,20 +253,23 @@ static void migr_panel(FILE *f, const struct json *runs, const struct json *pols
 			   "plot [0:1][0:1] NaN notitle\nunset label 1\nset key\n");
 		return;
 	}
-	fprintf(f, "plot ");
+	double step = top <= 6 ? 1 : ceil(top / 6);
+	double high = (floor(top * 1.2 / step) + 1) * step;
+	fprintf(f, "set yrange [%.3f:%.3f]\nset ytics 0, %.0f\nset format y '%%.0f'\nplot ", -high * 0.03,
+		high, step);
 	bool first = true;
 	for (size_t p = 0; p < json_len(pols); p++) {
 		if (!has_tasks(runs, json_key_at(pols, p)))
 			continue;
-		fprintf(f, "%s%s using %zu%s lc rgb '%s' ", first ? "" : ", ", block, p + 2,
-			first ? ":xtic(1)" : "", report_policy_colour((int)p));
+		fprintf(f, "%s%s using %zu:%zu:%zu%s lc rgb '%s' ", first ? "" : ", ", block, 3 * p + 2,
+			3 * p + 3, 3 * p + 4, first ? ":xtic(1)" : "", report_policy_colour((int)p));
 		key_title(f, json_key_at(pols, p));
 		first = false;
 	}
 	fprintf(f, "\n");
 }
 
-/* 3. Per-task worker hops and CPU migrations (median over repeats), per policy. */
+/* 3. Per-task worker hops and CPU migrations (median over repeats, min-max whiskers), per policy. */
 static int fig_migrations(const struct json *report, const char *dir, struct report_figs *figs,
 		           struct fig_err *fe)
 {
@@ -225,10 +283,10 @@ static int fig_migrations(const struct json *report, const char *dir, struct rep
 	struct sbuf b;
 	if (sb_open(&b))
 		return 0;
-	fprintf(b.f, "set style data histograms\nset style histogram clustered gap 1\n"
-		     "set style fill solid 0.85 border -1\nset grid ytics\nset key top left\n"
-		     "set yrange [0:*]\nset xlabel 'task number'\n"
-		     "set multiplot layout 2,1 title 'Per task, median over repeats'\n");
+	fprintf(b.f, "set style data histograms\nset style histogram errorbars gap 1 lw 1\n"
+		     "set style fill solid 0.85 border -1\nset grid ytics\nset key outside right top\n"
+		     "set xlabel 'task number'\n"
+		     "set multiplot layout 2,1 title 'Per task: bar = median over repeats, whisker = min to max'\n");
 	migr_panel(b.f, runs, pols, ntasks, "worker_hops", "worker hops (user scheduler)", "$hops");
 	migr_panel(b.f, runs, pols, ntasks, "cpu_migrations", "CPU migrations (kernel data)", "$migr");
 	fprintf(b.f, "unset multiplot\n");
