@@ -286,6 +286,9 @@ static void check_report(const char *dir, bool bpf)
 	assert_true(file_has(dir, "returns.svg", "long task"));
 	assert_true(file_has(dir, "returns.svg", "t0: the start of the run"));
 	assert_true(file_has(dir, "migrations.svg", "whisker = min to max"));
+	/* the article's timeline, one per policy, of the median run */
+	assert_true(file_has(dir, "timeline-sticky.svg", "worker hop"));
+	assert_true(file_has(dir, "timeline-shared.svg", "the median run of"));
 	snprintf(path, sizeof(path), "%s/trace.json", dir);
 	struct json *tr = json_parse_file(path, err, sizeof(err));
 	if (!tr)

@@ -769,6 +769,11 @@ static void hostile_names_reach_gnuplot_only_as_quoted_text(void **state)
 		assert_true(file_starts_with(dir, "speedup.svg", "touch /tmp/th_pwned_b"));
 		if (w == 0)
 			assert_true(file_starts_with(dir, "histogram.svg", "touch /tmp/th_pwned_a"));
+		/* a timeline per policy: a name that is not [A-Za-z0-9_-] is not put in a file
+		 * name (its index is), and is drawn as plain text in the title */
+		assert_true(file_starts_with(dir, "timeline-1.svg", "touch /tmp/th_pwned_a"));
+		assert_true(file_starts_with(dir, "timeline-2.svg", "</svg>"));
+		assert_true(file_starts_with(dir, "timeline-EOD.svg", "</svg>"));
 		json_free(r);
 		rm_rf(dir);
 	}

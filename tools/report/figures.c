@@ -456,6 +456,132 @@ static int fig_distributions(const struct json *report, const char *dir, struct 
 		    "Run-queue wait and on-CPU time per task run, per policy (BPF)", fe);
 }
 
+/* 6. The darts timeline the article describes in words, one figure per policy for its
+ * chosen run (--timeline-seed; the median run by default), all on the same time axis:
+ * a row per task, each run a bar coloured by the worker that ran it, a triangle where a
+ * run starts on another worker than the task's previous run (a worker hop) and a cross
+ * where the kernel moved the worker thread to another CPU while it ran the task. */
+
+/* A policy name as part of a file name: kept when it is [A-Za-z0-9_-] only (names come
+ * from the report, which is hostile input), else the policy's index stands in. */
+static void timeline_name(char *out, size_t len, const char *policy, size_t index)
+{
+	bool plain = policy[0] != '\0' && strlen(policy) < 64;
+	for (const char *c = policy; plain && *c; c++)
+		plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			*c == '_' || *c == '-';
+	if (plain)
+		snprintf(out, len, "timeline-%s.svg", policy);
+	else
+		snprintf(out, len, "timeline-%zu.svg", index + 1);
+}
+
+/* The end of the last run in a run's timeline (s), 0 if none. */
+static double timeline_end(const struct json *run)
+{
+	const struct json *rows = json_get(json_get(run, "timeline"), "runs");
+	double end = 0;
+	for (size_t i = 0; i < json_len(rows); i++) {
+		double e = json_num_of(json_at(json_at(rows, i), 4));
+		end = e > end ? e : end;
+	}
+	return end;
+}
+
+static void timeline_data(FILE *f, const struct json *run, size_t *ntasks, int *nworkers)
+{
+	const struct json *tl = json_get(run, "timeline"), *rows = json_get(tl, "runs");
+	/* a task's previous worker, by task id (ids are range-checked by validate.c) */
+	size_t cap = json_len(json_get(run, "tasks")) + 2;
+	int *last = malloc(cap * sizeof(*last));
+	fprintf(f, "$bars << EOD\n");
+	for (size_t i = 0; i < json_len(rows); i++) {
+		const struct json *r = json_at(rows, i);
+		double task = json_num_of(json_at(r, 0)), w = json_num_of(json_at(r, 1));
+		double t0 = json_num_of(json_at(r, 3)), t1 = json_num_of(json_at(r, 4));
+		fprintf(f, "%.6f %.0f %.6f 0 %.0f\n", t0, task, t1 - t0, w + 1);
+		*ntasks = task > (double)*ntasks ? (size_t)task : *ntasks;
+		*nworkers = (int)w + 1 > *nworkers ? (int)w + 1 : *nworkers;
+	}
+	fprintf(f, "EOD\n$hops << EOD\n");
+	for (size_t i = 0; last && i < cap; i++)
+		last[i] = -1;
+	for (size_t i = 0; last && i < json_len(rows); i++) {
+		const struct json *r = json_at(rows, i);
+		size_t task = (size_t)json_num_of(json_at(r, 0));
+		int w = (int)json_num_of(json_at(r, 1));
+		if (task >= cap)
+			continue;
+		if (last[task] >= 0 && last[task] != w)
+			fprintf(f, "%.6f %zu\n", json_num_of(json_at(r, 3)), task);
+		last[task] = w;
+	}
+	free(last);
+	fprintf(f, "EOD\n$kmig << EOD\n");
+	const struct json *migs = json_get(tl, "migrations");
+	for (size_t i = 0; i < json_len(migs); i++) {
+		const struct json *m = json_at(migs, i);
+		if (json_num_of(json_at(m, 2)) > 0)
+			fprintf(f, "%.6f %.0f\n", json_num_of(json_at(m, 0)), json_num_of(json_at(m, 2)));
+	}
+	fprintf(f, "EOD\n");
+}
+
+static int fig_timeline(const struct json *report, const struct json *run, const char *policy,
+			size_t index, double xmax, const char *dir, struct report_figs *figs,
+			struct fig_err *fe)
+{
+	struct sbuf b;
+	if (sb_open(&b))
+		return 0;
+	char why[160] = "", name[96];
+	report_timeline_run(report, policy, why, sizeof(why));
+	size_t ntasks = 0;
+	int nworkers = 0;
+	timeline_data(b.f, run, &ntasks, &nworkers);
+	quoted_title(b.f, "set title ", "%s: %s, seed %.0f (%s)", json_get_str(report, "workload", "?"),
+		     policy, json_get_num(run, "seed", 0), why);
+	fprintf(b.f, "set xlabel 'time since t0 (s)'\nset ylabel 'task id'\nset xrange [0:%.6f]\n"
+		     "set yrange [0.3:%zu.7] reverse\nset ytics 1 out nomirror\nset grid xtics\n"
+		     "set key outside right top\n", xmax, ntasks ? ntasks : 1);
+	for (int w = 0; w < nworkers && w < 64; w++)
+		fprintf(b.f, "set linetype %d lc rgb '%s'\n", w + 1, report_policy_colour(w + 2));
+	fprintf(b.f, "plot $bars using 1:2:3:4:5 with vectors nohead lw 7 lc variable notitle");
+	for (int w = 0; w < nworkers && w < 8; w++)
+		fprintf(b.f, ", NaN with lines lw 7 lt %d title 'worker %d'", w + 1, w);
+	fprintf(b.f, ", $hops using 1:2 with points pt 9 ps 0.9 lc rgb '#000000' title 'worker hop', "
+		     "$kmig using 1:2 with points pt 2 ps 0.9 lc rgb '#aa3377' title 'CPU migration (kernel)'\n");
+	timeline_name(name, sizeof(name), policy, index);
+	char title[200];
+	snprintf(title, sizeof(title), "Timeline, %s: each task's runs coloured by worker", policy);
+	return draw(dir, name, 900, 160 + 18 * (int)(ntasks ? ntasks : 1), sb_close(&b), figs, title, fe);
+}
+
+static int fig_timelines(const struct json *report, const char *dir, struct report_figs *figs,
+			 struct fig_err *fe)
+{
+	const struct json *pols = json_get(report, "policies");
+	double xmax = 0;
+	for (size_t p = 0; p < json_len(pols); p++) {
+		const struct json *run = report_timeline_run(report, json_key_at(pols, p), NULL, 0);
+		double e = run ? timeline_end(run) : 0;
+		xmax = e > xmax ? e : xmax;
+	}
+	if (!(xmax > 0))
+		return 0;
+	int drawn = 0;
+	for (size_t p = 0; p < json_len(pols) && p < 8; p++) {
+		const struct json *run = report_timeline_run(report, json_key_at(pols, p), NULL, 0);
+		if (!run || !json_len(json_get(json_get(run, "timeline"), "runs")))
+			continue;
+		int rc = fig_timeline(report, run, json_key_at(pols, p), p, xmax * 1.02, dir, figs, fe);
+		if (rc < 0)
+			return -1;
+		drawn += rc;
+	}
+	return drawn;
+}
+
 int report_figures(const struct json *report, const char *dir, struct report_figs *figs,
 		   char *err, size_t errlen)
 {
@@ -468,7 +594,7 @@ int report_figures(const struct json *report, const char *dir, struct report_fig
 		if (json_len(json_get(json_at(runs, r), "tasks")) > ntasks)
 			ntasks = json_len(json_get(json_at(runs, r), "tasks"));
 	const struct th_workload *wl = wl_find(json_get_str(report, "workload", ""));
-	int drawn[5] = { 0 };
+	int drawn[6] = { 0 };
 	if (ntasks >= 2)
 		drawn[0] = fig_returns(report, dir, figs, &fe);
 	if (drawn[0] >= 0 && wl && wl->figures) {
@@ -487,7 +613,9 @@ int report_figures(const struct json *report, const char *dir, struct report_fig
 		drawn[3] = fig_speedup(report, dir, figs, &fe);
 	if (drawn[0] >= 0 && drawn[2] >= 0 && drawn[3] >= 0 && ntasks >= 1)
 		drawn[4] = fig_distributions(report, dir, figs, &fe);
-	if (drawn[0] < 0 || drawn[2] < 0 || drawn[3] < 0 || drawn[4] < 0)
+	if (drawn[0] >= 0 && drawn[2] >= 0 && drawn[3] >= 0 && drawn[4] >= 0 && ntasks >= 1)
+		drawn[5] = fig_timelines(report, dir, figs, &fe);
+	if (drawn[0] < 0 || drawn[2] < 0 || drawn[3] < 0 || drawn[4] < 0 || drawn[5] < 0)
 		return -1;
-	return drawn[0] + drawn[1] + drawn[2] + drawn[3] + drawn[4];
+	return drawn[0] + drawn[1] + drawn[2] + drawn[3] + drawn[4] + drawn[5];
 }
