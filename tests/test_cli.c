@@ -44,6 +44,8 @@ static void bad_input_gives_one_line_and_exit_2(void **state)
 	expect_usage_error(run_taskhop("compare", "darts", "--repeat", "0", NULL), "--repeat");
 	expect_usage_error(run_taskhop("compare", "darts", "--policies", "sticky,bogus", NULL), "'bogus'");
 	expect_usage_error(run_taskhop("compare", "darts", "--large", "x", NULL), "not 'x'");
+	expect_usage_error(run_taskhop("compare", "darts", "--timeline-color", "gpu", NULL), "worker or cpu");
+	expect_usage_error(run_taskhop("report", "/tmp", "--timeline-color", "gpu", NULL), "worker or cpu");
 	expect_usage_error(run_taskhop("report", "/nonexistent/report", NULL), "/nonexistent/report");
 }
 

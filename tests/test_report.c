@@ -506,6 +506,27 @@ static void validate_refuses_more_than_ten_means(void **state)
 	expect_refused(r, "run 2 task 1: 'means' has more than 10 entries");
 }
 
+static void rm_rf(const char *dir);
+
+/* --timeline-color: "worker" or "cpu", set only through the setter; a report file with
+ * anything else is refused; the timelines say which colouring they use */
+static void timeline_color_is_worker_or_cpu(void **state)
+{
+	(void)state;
+	struct json *r = fake_report(true);
+	assert_int_equal(report_set_timeline_color(r, "gpu"), -1);
+	assert_int_equal(report_set_timeline_color(r, "cpu"), 0);
+	char dir[] = "/tmp/th_test_report_XXXXXX", err[512];
+	assert_non_null(mkdtemp(dir));
+	if (report_write_all(r, dir, true, err, sizeof(err)))
+		fail_msg("not written: %s", err);
+	assert_true(file_starts_with(dir, "timeline-sticky.svg", "CPU 0"));
+	assert_true(file_starts_with(dir, "report.html", "coloured by CPU"));
+	rm_rf(dir);
+	json_set_str(r, "timeline_color", "x'; system('id')");
+	expect_refused(r, "'timeline_color' must be \"worker\" or \"cpu\"");
+}
+
 static void validate_refuses_extreme_histogram_values(void **state)
 {
 	(void)state;
@@ -1062,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(html_links_data_files_and_has_markdown_runs_columns),
 		cmocka_unit_test(text_table_shows_ratio_to_ideal_and_sticky),
 		cmocka_unit_test(validate_refuses_more_than_ten_means),
+		cmocka_unit_test(timeline_color_is_worker_or_cpu),
 		cmocka_unit_test(validate_refuses_extreme_histogram_values),
 		cmocka_unit_test(validate_refuses_timeline_cpu_and_worker_of_2e9),
 		cmocka_unit_test(validate_refuses_workers_outside_worker_count),

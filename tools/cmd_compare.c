@@ -40,6 +40,7 @@ static void compare_help(FILE *f)
 		"usage: taskhop compare WORKLOAD [--policies a,b,...] [--repeat N] [--out DIR]\n"
 		"                       [--workers N|auto|cores] [--pin] [--seed S] [--no-bpf] [--force]\n"
 		"                       [--preempt MS] [--activations a,b,...] [--timeline-seed S|all]\n"
+		"                       [--timeline-color worker|cpu]\n"
 		"                       [workload options]\n"
 		"\n"
 		"Runs WORKLOAD with every policy N times, interleaved (a,b,a,b,... so machine drift\n"
@@ -56,6 +57,8 @@ static void compare_help(FILE *f)
 		"  --timeline-seed S|all  which run's trace (and timeline) to draw per policy: the\n"
 		"                 run with seed S, or every run (default: the median run by mean\n"
 		"                 completion); trace.json says which it drew\n"
+		"  --timeline-color worker|cpu  colour the timeline figures' run bars by worker\n"
+		"                 (default) or by CPU (BPF data)\n"
 		"  --workers, --pin, --seed, --no-bpf, --preempt: as for 'taskhop run'\n"
 		"  --activations L  comma-separated modes (off,bpf,explicit,auto): every policy runs\n"
 		"                 in each (runs labelled POLICY/MODE); with darts --blockers K each\n"
@@ -85,6 +88,7 @@ struct compare_opts {
 	char *modes_text;
 	bool blockers;          /* the workload options add blockers (darts --blockers K>0) */
 	const char *timeline_seed; /* --timeline-seed: a seed, "all", or NULL (median) */
+	const char *timeline_color; /* --timeline-color: "worker", "cpu", or NULL (worker) */
 	uint64_t timeline_seed_n;
 };
 
@@ -154,7 +158,8 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 		const char *a = argv[i];
 		bool val = strcmp(a, "--policies") == 0 || strcmp(a, "--repeat") == 0 ||
 			   strcmp(a, "--out") == 0 || strcmp(a, "--workers") == 0 || strcmp(a, "--seed") == 0 ||
-			   strcmp(a, "--activations") == 0 || strcmp(a, "--timeline-seed") == 0;
+			   strcmp(a, "--activations") == 0 || strcmp(a, "--timeline-seed") == 0 ||
+			   strcmp(a, "--timeline-color") == 0;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			compare_help(stdout);
 			return 3;
@@ -199,6 +204,10 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 				return 2;
 		} else if (strcmp(a, "--timeline-seed") == 0) {
 			c->timeline_seed = v;
+		} else if (strcmp(a, "--timeline-color") == 0) {
+			if (strcmp(v, "worker") != 0 && strcmp(v, "cpu") != 0)
+				return cli_usage("compare", "--timeline-color must be worker or cpu, not '%s'", v);
+			c->timeline_color = v;
 		} else if (strcmp(a, "--workers") == 0) {
 			if (cli_parse_workers(v, &w))
 				return cli_usage("compare", "--workers must be 1..%d, auto or cores, not '%s'",
@@ -437,6 +446,8 @@ int cmd_compare(int argc, char **argv)
 	json_set_num(report, "repeat", (double)c.repeat);
 	if (c.timeline_seed)
 		report_set_timeline_seed(report, strcmp(c.timeline_seed, "all") == 0, c.timeline_seed_n);
+	if (c.timeline_color)
+		report_set_timeline_color(report, c.timeline_color);
 	struct json *runs = (struct json *)json_get(report, "runs");
 	bool serial = wl->baseline_option != NULL;
 	int variants = (c.nmodes ? c.nmodes : 1) * (c.blockers ? 2 : 1);

@@ -13,7 +13,7 @@ static void report_help(FILE *f)
 {
 	fprintf(f,
 		"usage: taskhop report DIR|FILE.json [--out DIR] [--no-files] [--bench] [--hist]\n"
-		"                      [--timeline-seed S|all]\n"
+		"                      [--timeline-seed S|all] [--timeline-color worker|cpu]\n"
 		"\n"
 		"Reads DIR/report.json (written by 'taskhop compare') or a run JSON (written by\n"
 		"'taskhop run --json'), prints the summary, and re-renders report.md, report.html,\n"
@@ -28,6 +28,8 @@ static void report_help(FILE *f)
 		"  --timeline-seed S|all  which run's trace (and timeline) to draw per policy: the\n"
 		"               run with seed S, or every run (default: the median run by mean\n"
 		"               completion); trace.json says which it drew\n"
+		"  --timeline-color worker|cpu  colour the timeline figures' run bars by the\n"
+		"               worker that ran them (default) or by the CPU (BPF data)\n"
 		"\n"
 		"example:\n"
 		"  taskhop compare darts --policies sticky,shared --repeat 2 --small 1e5 --large 1e7 --no-bpf --out /tmp/r\n"
@@ -106,7 +108,7 @@ static void print_bench(const struct json *r)
 
 int cmd_report(int argc, char **argv)
 {
-	const char *src = NULL, *out = NULL, *timeline_seed = NULL;
+	const char *src = NULL, *out = NULL, *timeline_seed = NULL, *timeline_color = NULL;
 	uint64_t seed = 0;
 	bool files = true, bench = false, hist = false;
 	for (int i = 1; i < argc; i++) {
@@ -131,6 +133,13 @@ int cmd_report(int argc, char **argv)
 			if (strcmp(timeline_seed, "all") != 0 &&
 			    cli_number("--timeline-seed", timeline_seed, 0, UINT64_MAX, &seed))
 				return 2;
+		} else if (strcmp(argv[i], "--timeline-color") == 0) {
+			if (i + 1 >= argc)
+				return cli_usage("report", "--timeline-color needs a value");
+			timeline_color = argv[++i];
+			if (strcmp(timeline_color, "worker") != 0 && strcmp(timeline_color, "cpu") != 0)
+				return cli_usage("report", "--timeline-color must be worker or cpu, not '%s'",
+						 timeline_color);
 		} else if (argv[i][0] == '-') {
 			return cli_usage("report", "unknown option '%s'", argv[i]);
 		} else if (src) {
@@ -176,6 +185,8 @@ int cmd_report(int argc, char **argv)
 		json_free(j);
 		return cli_usage("report", "--timeline-seed %s: %s has no run with that seed", timeline_seed, path);
 	}
+	if (timeline_color)
+		report_set_timeline_color(j, timeline_color);
 	/* Older or hand-edited reports: the policy figures are always recomputed from runs. */
 	report_aggregate(j);
 	if (bench) {

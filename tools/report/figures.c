@@ -488,7 +488,9 @@ static double timeline_end(const struct json *run)
 	return end;
 }
 
-static void timeline_data(FILE *f, const struct json *run, size_t *ntasks, int *nworkers)
+/* by_cpu: a bar's colour is its CPU's (column 2, -1 without BPF: colour 0, grey), else its
+ * worker's; *ncolours gets the number of colours used after the grey one. */
+static void timeline_data(FILE *f, const struct json *run, bool by_cpu, size_t *ntasks, int *ncolours)
 {
 	const struct json *tl = json_get(run, "timeline"), *rows = json_get(tl, "runs");
 	/* a task's previous worker, by task id (ids are range-checked by validate.c) */
@@ -497,11 +499,11 @@ static void timeline_data(FILE *f, const struct json *run, size_t *ntasks, int *
 	fprintf(f, "$bars << EOD\n");
 	for (size_t i = 0; i < json_len(rows); i++) {
 		const struct json *r = json_at(rows, i);
-		double task = json_num_of(json_at(r, 0)), w = json_num_of(json_at(r, 1));
+		double task = json_num_of(json_at(r, 0)), w = json_num_of(json_at(r, by_cpu ? 2 : 1));
 		double t0 = json_num_of(json_at(r, 3)), t1 = json_num_of(json_at(r, 4));
-		fprintf(f, "%.6f %.0f %.6f 0 %.0f\n", t0, task, t1 - t0, w + 1);
+		fprintf(f, "%.6f %.0f %.6f 0 %.0f\n", t0, task, t1 - t0, w >= 0 ? w + 2 : 1);
 		*ntasks = task > (double)*ntasks ? (size_t)task : *ntasks;
-		*nworkers = (int)w + 1 > *nworkers ? (int)w + 1 : *nworkers;
+		*ncolours = (int)w + 1 > *ncolours ? (int)w + 1 : *ncolours;
 	}
 	fprintf(f, "EOD\n$hops << EOD\n");
 	for (size_t i = 0; last && i < cap; i++)
@@ -537,23 +539,27 @@ static int fig_timeline(const struct json *report, const struct json *run, const
 	char why[160] = "", name[96];
 	report_timeline_run(report, policy, why, sizeof(why));
 	size_t ntasks = 0;
-	int nworkers = 0;
-	timeline_data(b.f, run, &ntasks, &nworkers);
+	int ncolours = 0;
+	const char *colour_by = json_get_str(report, "timeline_color", "worker");
+	bool by_cpu = strcmp(colour_by, "cpu") == 0;
+	timeline_data(b.f, run, by_cpu, &ntasks, &ncolours);
 	quoted_title(b.f, "set title ", "%s: %s, seed %.0f (%s)", json_get_str(report, "workload", "?"),
 		     policy, json_get_num(run, "seed", 0), why);
 	fprintf(b.f, "set xlabel 'time since t0 (s)'\nset ylabel 'task id'\nset xrange [0:%.6f]\n"
 		     "set yrange [0.3:%zu.7] reverse\nset ytics 1 out nomirror\nset grid xtics\n"
 		     "set key outside right top\n", xmax, ntasks ? ntasks : 1);
-	for (int w = 0; w < nworkers && w < 64; w++)
-		fprintf(b.f, "set linetype %d lc rgb '%s'\n", w + 1, report_policy_colour(w + 2));
+	fprintf(b.f, "set linetype 1 lc rgb '#bbbbbb'\n"); /* no CPU known (no BPF) */
+	for (int w = 0; w < ncolours && w < 1024; w++)
+		fprintf(b.f, "set linetype %d lc rgb '%s'\n", w + 2, report_policy_colour(w + 2));
 	fprintf(b.f, "plot $bars using 1:2:3:4:5 with vectors nohead lw 7 lc variable notitle");
-	for (int w = 0; w < nworkers && w < 8; w++)
-		fprintf(b.f, ", NaN with lines lw 7 lt %d title 'worker %d'", w + 1, w);
+	for (int w = 0; w < ncolours && w < 8; w++)
+		fprintf(b.f, ", NaN with lines lw 7 lt %d title '%s %d'", w + 2, by_cpu ? "CPU" : "worker", w);
 	fprintf(b.f, ", $hops using 1:2 with points pt 9 ps 0.9 lc rgb '#000000' title 'worker hop', "
 		     "$kmig using 1:2 with points pt 2 ps 0.9 lc rgb '#aa3377' title 'CPU migration (kernel)'\n");
 	timeline_name(name, sizeof(name), policy, index);
 	char title[200];
-	snprintf(title, sizeof(title), "Timeline, %s: each task's runs coloured by worker", policy);
+	snprintf(title, sizeof(title), "Timeline, %s: each task's runs coloured by %s", policy,
+		 by_cpu ? "CPU" : "worker");
 	return draw(dir, name, 900, 160 + 18 * (int)(ntasks ? ntasks : 1), sb_close(&b), figs, title, fe);
 }
 

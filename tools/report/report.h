@@ -74,6 +74,8 @@ const struct json *report_timeline_run(const struct json *report, const char *po
 /* Sets report["timeline_seed"] (--timeline-seed): "all", or seed. -1, changing nothing, if
  * the report has runs and none of them has that seed. */
 int report_set_timeline_seed(struct json *report, bool all, unsigned long long seed);
+/* Sets report["timeline_color"] (--timeline-color): "worker" or "cpu"; -1 for anything else. */
+int report_set_timeline_color(struct json *report, const char *color);
 /* The Chrome trace-event JSON (Perfetto) of the report's chosen runs (above), one process
  * per run: tracks per CPU (the kernel's on-CPU intervals of its threads), per thread
  * (running / runnable / preempted / blocked), per worker and per task (task runs). */

@@ -80,6 +80,13 @@ const struct json *report_timeline_run(const struct json *report, const char *po
 	return run;
 }
 
+int report_set_timeline_color(struct json *report, const char *color)
+{
+	if (strcmp(color, "worker") != 0 && strcmp(color, "cpu") != 0)
+		return -1;
+	return json_set_str(report, "timeline_color", color);
+}
+
 int report_set_timeline_seed(struct json *report, bool all, unsigned long long seed)
 {
 	if (all)

@@ -394,6 +394,13 @@ int report_validate(const struct json *report, char *err, size_t errlen)
 		snprintf(err, errlen, "'timeline_seed' must be a seed, \"all\" or \"median\"");
 		return -1;
 	}
+	const struct json *tc = json_get(report, "timeline_color");
+	if (tc && !json_is_null(tc) &&
+	    !(json_type_of(tc) == JSON_STR &&
+	      (strcmp(json_str_of(tc), "worker") == 0 || strcmp(json_str_of(tc), "cpu") == 0))) {
+		snprintf(err, errlen, "'timeline_color' must be \"worker\" or \"cpu\"");
+		return -1;
+	}
 	for (size_t i = 0; i < json_len(runs); i++) {
 		snprintf(c.where, sizeof(c.where), "run %zu", i + 1);
 		if (check_fields(json_at(runs, i), report_run_fields, &c) ||
