@@ -196,16 +196,6 @@ static void expect_fields(const struct json *o, const char *const *fields, const
 			fail_msg("%s has no '%s'", where, fields[i]);
 }
 
-static bool svg_ok(const char *dir, const char *name)
-{
-	char path[512], err[256];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	char *s = fs_read_all(path, NULL, err, sizeof(err));
-	bool ok = s && strstr(s, "<svg") && strstr(s, "</svg>");
-	free(s);
-	return ok;
-}
-
 /* Whether the file dir/name contains text. */
 static bool file_has(const char *dir, const char *name, const char *text)
 {
@@ -215,6 +205,11 @@ static bool file_has(const char *dir, const char *name, const char *text)
 	bool ok = s && strstr(s, text);
 	free(s);
 	return ok;
+}
+
+static bool svg_ok(const char *dir, const char *name)
+{
+	return file_has(dir, name, "<svg") && file_has(dir, name, "</svg>");
 }
 
 static void check_report(const char *dir, bool bpf)

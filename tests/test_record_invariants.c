@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "lib/need_bpf.h"
+#include "lib/hogs.h"
 #include "lib/rec_darts.h"
 #include "record.h"
 #include "record_int.h"
@@ -36,23 +37,12 @@
 
 
 static struct th_record *cur_rec; /* closed by the teardown if a test fails midway */
-static pid_t hogs[2];
 static void stop_injector(void);
-
-static void stop_hogs(void)
-{
-	for (int i = 0; i < 2; i++)
-		if (hogs[i] > 0) {
-			kill(hogs[i], SIGKILL);
-			waitpid(hogs[i], NULL, 0);
-			hogs[i] = 0;
-		}
-}
 
 static int teardown(void **state)
 {
 	(void)state;
-	stop_hogs();
+	hogs_stop();
 	stop_injector(); /* before its recorder goes */
 	if (cur_rec) {
 		th_record_close(cur_rec);
@@ -61,21 +51,6 @@ static int teardown(void **state)
 	if (th_nworkers() > 0)
 		th_runtime_stop();
 	return 0;
-}
-
-/* Two spinning processes (not followed) on the 2 CPUs' worth of workers: the workers get
- * preempted and wait in run queues, which is when the kernel side loses switch-ins. */
-static void start_hogs(void)
-{
-	for (int i = 0; i < 2; i++) {
-		hogs[i] = fork();
-		assert_true(hogs[i] >= 0);
-		if (hogs[i] == 0) {
-			alarm(60); /* never outlive a crashed test */
-			for (volatile unsigned long x = 0;; x++)
-				;
-		}
-	}
 }
 
 /* ---- simulating a switch-in the BPF side never saw ------------------------------ */
@@ -235,10 +210,10 @@ static void on_cpu_fits_in_wall_time_for_every_policy_on_a_loaded_machine(void *
 {
 	(void)state;
 	NEED_BPF();
-	start_hogs();
+	hogs_start();
 	for (const char *const *p = th_policy_names(); *p; p++)
 		check_policy(*p, false);
-	stop_hogs();
+	hogs_stop();
 }
 
 static void a_switch_in_the_kernel_side_missed_is_not_counted_from_the_recording_start(void **state)

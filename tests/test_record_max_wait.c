@@ -15,36 +15,18 @@
 
 #include <cmocka.h>
 
+#include "lib/hogs.h"
 #include "lib/need_bpf.h"
 #include "lib/rec_darts.h"
 #include "record.h"
 #include "taskhop.h"
 
 static struct th_record *cur_rec;
-static pid_t hogs[2];
-
-static void start_hogs(void)
-{
-	for (int i = 0; i < 2; i++) {
-		hogs[i] = fork();
-		assert_true(hogs[i] >= 0);
-		if (hogs[i] == 0) {
-			alarm(60); /* never outlive a crashed test */
-			for (volatile unsigned long x = 0;; x++)
-				;
-		}
-	}
-}
 
 static int teardown(void **state)
 {
 	(void)state;
-	for (int i = 0; i < 2; i++)
-		if (hogs[i] > 0) {
-			kill(hogs[i], SIGKILL);
-			waitpid(hogs[i], NULL, 0);
-			hogs[i] = 0;
-		}
+	hogs_stop();
 	th_record_close(cur_rec);
 	cur_rec = NULL;
 	if (th_nworkers() > 0)
@@ -66,7 +48,7 @@ static int record_darts_under_load(th_task **tasks)
 	assert_non_null(cur_rec);
 	if (th_record_attach_self(cur_rec) != 0 || th_record_start(cur_rec) != 0)
 		fail_msg("recorder: %s", th_record_error());
-	start_hogs();
+	hogs_start();
 	struct rec_darts d;
 	rec_darts_default(&d);
 	int n = rec_darts_run(&d, tasks);
