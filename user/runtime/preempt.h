@@ -67,11 +67,25 @@ static inline void th__nopreempt_end(bool was)
  * draws through it in its inner loop, which must stay preemptible. */
 extern __thread struct th_task *th__thread_task __attribute__((tls_model("initial-exec")));
 
-/* begin_run: the worker runs t now (NULL: its own loop). */
+void th__set_thread_task(struct th_task *t); /* task.c */
+
+/* begin_run: the worker runs t now (NULL: its own loop). On x86-64 every
+ * thread-local access is %fs-relative, so it lands on the thread that runs it.
+ * On aarch64 the compiler reads the thread pointer (tpidr_el0) into a register
+ * once and may reuse it across a context switch, e.g. hoisted out of
+ * stack_loop's loop: a stack resumed on thread B then wrote thread A's
+ * th__thread_task, and a task on B drew from another task's RNG (seen under
+ * qemu: 1 run in 12 of rng_stream_depends_only_on_seed_and_task_id). There
+ * the store goes through a call in another file, which reads it afresh. */
 static inline void th__set_running_task(struct th_task *t)
 {
-	if (TH_PREEMPT_FLAG)
-		th__thread_task = t;
+	if (!TH_PREEMPT_FLAG)
+		return;
+#if defined(__x86_64__)
+	th__thread_task = t;
+#else
+	th__set_thread_task(t);
+#endif
 }
 
 /* CLOCK_THREAD_CPUTIME_ID in ns (a system call). */
