@@ -23,6 +23,7 @@
 #define REANCHOR_NS 10000000ull
 
 double th__ns_per_tick;          /* 0: no usable TSC */
+bool th__counter_has_rdtscp = true; /* decided with the rate (invariant_tsc) */
 static uint64_t reanchor_ticks;
 
 /* The counter itself is read inline by th__counter_ticks (tscclock.h): the run
@@ -68,12 +69,13 @@ static bool invariant_tsc(void)
 			continue;
 		constant = strstr(line, " constant_tsc") != NULL;
 		nonstop = strstr(line, " nonstop_tsc") != NULL;
-		/* the run log's ordered read is rdtscp (tscclock.h) */
+		/* the run log's ordered read: rdtscp, or lfence + rdtsc (tscclock.h) */
 		ordered = strstr(line, " rdtscp") != NULL;
 		break;
 	}
 	fclose(f);
-	return constant && nonstop && ordered;
+	th__counter_has_rdtscp = ordered;
+	return constant && nonstop;
 }
 
 /* The TSC's rate is the CPU's, not architectural: ~2 ms of both clocks give
