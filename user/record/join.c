@@ -169,6 +169,15 @@ static int is_self(struct th_record *r, int pid)
 	return 0;
 }
 
+/* Its runs come from its run logs (in process, or through its area): USDT only checks them. */
+static int has_run_log(struct th_record *r, int pid)
+{
+	for (int i = 0; i < r->ntg; i++)
+		if (r->tg[i].pid == pid)
+			return r->tg[i].self || r->tg[i].logged;
+	return 0;
+}
+
 /* ---- runs: from the run logs, from USDT, from kthread bindings ------------------ */
 
 /* Index of the first run of (pid, task) in runs sorted by (pid, task, start). */
@@ -207,7 +216,7 @@ static int build_runs(struct th_record *r)
 			j++;
 		while (k < nlog && (keys[k].pid < u->pid || (keys[k].pid == u->pid && keys[k].task < u->task_id)))
 			k++;
-		int logged = is_self(r, u->pid) && k < nlog && keys[k].pid == u->pid &&
+		int logged = has_run_log(r, u->pid) && k < nlog && keys[k].pid == u->pid &&
 			     keys[k].task == u->task_id;
 		for (size_t m = i; m < j; m++) {
 			struct rec_usdt_run *v = VAT(r->uruns, struct rec_usdt_run, m);

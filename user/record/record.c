@@ -187,9 +187,33 @@ int th_record_attach_pid(struct th_record *r, pid_t pid)
 		return -1;
 	}
 	t->pid = pid;
-	r->use_usdt = 1;
+	/* Its run logs, read from shared memory; the USDT probes when it has no area
+	 * (an older libtaskhop, its runtime not running) or drains it itself, and
+	 * with --usdt as well, as a cross-check of the logs. */
+	int area = th_area_open(pid, &t->area);
+	if (area < 0) {
+		rec_set_error("%s", th_last_error());
+		return -1;
+	}
+	if (area == 0 && th_area_busy(t->area)) {
+		th_area_close(t->area);
+		t->area = NULL;
+		area = 1;
+	}
+	if (area == 1 || r->o.usdt)
+		r->use_usdt = 1;
 	r->ntg++;
 	return 0;
+}
+
+const char *th_record_source(struct th_record *r, pid_t pid)
+{
+	for (int i = 0; i < r->ntg; i++)
+		if (r->tg[i].pid == pid)
+			return r->tg[i].self ? "its run logs, in process"
+			       : r->tg[i].area ? "its run-log area (shared memory)"
+					       : "USDT probes";
+	return NULL;
 }
 
 /* PATH lookup as execvp does, so the USDT notes are read from the file that runs. */
@@ -519,11 +543,33 @@ static int consume(struct th_record *r)
 #define POLL_BUSY_MS 1
 #define POLL_IDLE_MS 20
 
+/* Moves the runs other processes logged since the last call into r->runs. */
+static size_t drain_areas(struct th_record *r)
+{
+	size_t moved = 0;
+	pthread_mutex_lock(&r->lock);
+	for (int i = 0; i < r->ntg; i++)
+		if (r->tg[i].area) {
+			long n = th_area_drain(r->tg[i].area);
+			moved += n > 0 ? (size_t)n : 0;
+		}
+	pthread_mutex_unlock(&r->lock);
+	return moved;
+}
+
+static int has_area(const struct th_record *r)
+{
+	for (int i = 0; i < r->ntg; i++)
+		if (r->tg[i].area)
+			return 1;
+	return 0;
+}
+
 static void *poller_main(void *arg)
 {
 	struct th_record *r = arg;
 	while (!r->poller_stop) {
-		size_t runs = th_run_log_drain();
+		size_t runs = th_run_log_drain() + drain_areas(r);
 		consume(r);
 		long ms = runs ? POLL_BUSY_MS : POLL_IDLE_MS;
 		if (r->o.drain_stall_ms > 0)
@@ -573,14 +619,23 @@ int th_record_start(struct th_record *r)
 		return -1;
 	if (r->use_usdt)
 		for (int i = 0; i < r->ntg; i++)
-			if (attach_usdt(r, &r->tg[i]) != 0)
+			if ((!r->tg[i].area || r->o.usdt) && attach_usdt(r, &r->tg[i]) != 0)
 				return -1;
+	/* after the scheduler programs: every run logged has its kernel intervals */
+	for (int i = 0; i < r->ntg; i++)
+		if (r->tg[i].area) {
+			if (th_area_claim(r->tg[i].area) != 0) {
+				rec_set_error("%s", th_last_error());
+				return -1;
+			}
+			r->tg[i].logged = 1;
+		}
 	if (r->o.prog_stats && (r->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME)) < 0) {
 		rec_set_error("enabling BPF run-time statistics failed: %s", strerror(errno));
 		return -1;
 	}
 	r->t_start = th_now_ns();
-	if (has_self) {
+	if (has_self || has_area(r)) {
 		if (pthread_create(&r->poller, NULL, poller_main, r) != 0) {
 			rec_set_error("cannot start the ring-buffer thread");
 			return -1;
@@ -693,6 +748,48 @@ static void take_run_logs(struct th_record *r)
 	}
 }
 
+/* The runs drained from a target's area, as the join's records. */
+static void take_area_runs(struct th_record *r, const struct rec_target *t)
+{
+	size_t n;
+	const struct th_run_record *log = th_area_runs(t->area, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct th_rec_run *run = vec_push(&r->runs);
+		if (!run) {
+			r->dropped_runs += n - i;
+			return;
+		}
+		int tid = th_area_tid(t->area, (int)log[i].thread);
+		*run = (struct th_rec_run){
+			.pid = t->pid, .task_id = log[i].task_id, .worker = (int)log[i].worker,
+			.tid = tid ? tid : -1, .cpu = -1, .usdt_cpu = -1,
+			.start_ns = log[i].start_ns, .end_ns = log[i].end_ns, .why = log[i].why,
+		};
+	}
+}
+
+/* The last runs of the processes drained through their areas, the threads that
+ * started as their workers (what worker_start tells a USDT recording), and what
+ * was lost; then the areas are let go (their logging stops). */
+static void finish_areas(struct th_record *r)
+{
+	drain_areas(r);
+	for (int i = 0; i < r->ntg; i++) {
+		struct th_area *a = r->tg[i].area;
+		if (!a)
+			continue;
+		for (int w = 0; w < th_area_nworkers(a); w++) {
+			struct th_rec_worker *ws = vec_push(&r->wstart);
+			if (ws)
+				*ws = (struct th_rec_worker){ .pid = r->tg[i].pid, .worker = w, .tid = th_area_tid(a, w) };
+		}
+		take_area_runs(r, &r->tg[i]);
+		r->dropped_runs += th_area_lost(a);
+		th_area_close(a);
+		r->tg[i].area = NULL;
+	}
+}
+
 static void detach(struct th_record *r)
 {
 	for (int i = 0; i < r->nlinks; i++)
@@ -717,6 +814,7 @@ int th_record_stop(struct th_record *r)
 		pthread_join(r->poller, NULL);
 		r->poller_on = 0;
 	}
+	finish_areas(r);
 	detach(r);
 	if (r->stats_fd >= 0) {
 		close(r->stats_fd);
@@ -803,6 +901,8 @@ void th_record_close(struct th_record *r)
 			close(r->tg[i].hold_fd);
 			waitpid(r->tg[i].pid, NULL, 0);
 		}
+	for (int i = 0; i < r->ntg; i++)
+		th_area_close(r->tg[i].area); /* opened, never started */
 	detach(r);
 	if (r->stats_fd >= 0)
 		close(r->stats_fd);

@@ -30,6 +30,8 @@ struct rec_target {
 	char exe[4096];       /* the binary carrying the USDT notes */
 	int exited;
 	int status;
+	struct th_area *area; /* its run-log area (taskhop.h: th_area_*), while recording */
+	int logged;           /* its runs came from its area (USDT, if on, only checks them) */
 };
 
 /* One on-CPU interval of a followed thread, from TH_EV_ONCPU (or closed at stop). */
