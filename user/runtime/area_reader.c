@@ -27,6 +27,7 @@ struct th_area {
 	pid_t pid;
 	struct th_area_head *h;        /* our mapping of the area */
 	size_t size;                   /* of the mapping */
+	bool unmap;                    /* th_area_close unmaps h (not a test's memory) */
 	uint64_t rings_off;
 	uint32_t nworkers, nthreads, cap;
 	struct th_area_log *logs;
@@ -145,6 +146,32 @@ static int map_area(pid_t pid, unsigned long start, unsigned long end, struct th
 	return 0;
 }
 
+int th__area_adopt(void *mem, size_t size, pid_t pid, bool unmap, struct th_area **out)
+{
+	struct th_area_head *h = mem;
+	struct th_area_head copy; /* checked once, used after: never the live head */
+	const char *why = NULL;
+	if (size < sizeof(copy)) {
+		why = "is too small";
+	} else {
+		memcpy(&copy, h, sizeof(copy));
+		why = !head_ok(&copy, size)     ? "is not one this taskhop can read (another version?)"
+		      : !stamps_readable(&copy) ? "is stamped with a CPU counter this process cannot read"
+						: NULL;
+	}
+	if (why) {
+		th__set_error("process %d's run-log area %s", (int)pid, why);
+		return -1;
+	}
+	*out = area_new(pid, h, size, &copy);
+	if (!*out) {
+		th__set_error("out of memory");
+		return -1;
+	}
+	(*out)->unmap = unmap;
+	return 0;
+}
+
 int th_area_open(pid_t pid, struct th_area **out)
 {
 	unsigned long start, end;
@@ -155,20 +182,8 @@ int th_area_open(pid_t pid, struct th_area **out)
 	size_t size;
 	if (map_area(pid, start, end, &h, &size) != 0)
 		return -1;
-	struct th_area_head copy; /* checked once, used after: never the live head */
-	memcpy(&copy, h, sizeof(copy));
-	const char *why = !head_ok(&copy, size)     ? "is not one this taskhop can read (another version?)"
-			  : !stamps_readable(&copy) ? "is stamped with a CPU counter this process cannot read"
-						    : NULL;
-	if (why) {
-		th__set_error("process %d's run-log area %s", (int)pid, why);
+	if (th__area_adopt(h, size, pid, true, out) != 0) {
 		munmap(h, size);
-		return -1;
-	}
-	*out = area_new(pid, h, size, &copy);
-	if (!*out) {
-		munmap(h, size);
-		th__set_error("out of memory");
 		return -1;
 	}
 	return 0;
@@ -236,6 +251,8 @@ int th_area_claim(struct th_area *a)
 static long drain_worker(struct th_area *a, uint32_t w, uint64_t head)
 {
 	uint64_t n = head - a->tail[w];
+	if (n == 0)
+		return 0;
 	if (n > a->cap) {
 		/* head went back or leapt past our tail: not the protocol; skip to it */
 		a->bad += n > ((uint64_t)1 << 62) ? 0 : n;
@@ -327,7 +344,7 @@ void th_area_close(struct th_area *a)
 		int32_t me = (int32_t)getpid();
 		__atomic_compare_exchange_n(&a->h->owner, &me, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
-	if (a->h)
+	if (a->h && a->unmap)
 		munmap(a->h, a->size);
 	th__stamp_map_free(&a->map);
 	free(a->tail);

@@ -6,6 +6,7 @@
 #define TASKHOP_RUNLOG_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,6 +80,13 @@ int th__area_create(struct th_runtime *rt);
 void th__area_destroy(struct th_runtime *rt);
 /* Thread `thread` of rt started with kernel tid `tid`: published for drainers. */
 void th__area_set_tid(struct th_runtime *rt, int thread, int tid);
+
+/* ---- another process's area (area_reader.c, th_area_* in taskhop.h) ---- */
+struct th_area;
+/* Checks `size` bytes at mem as process pid's area and reads it from then on:
+ * 0 and *out set, or -1 (th_last_error). unmap: th_area_close unmaps mem.
+ * th_area_open's second half; the fuzz target's entry. */
+int th__area_adopt(void *mem, size_t size, pid_t pid, bool unmap, struct th_area **out);
 
 /* ---- draining (runlog.c) ---- */
 /* Runtime start/stop: the in-process drain may run only between the two. */
