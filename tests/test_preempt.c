@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,43 @@ static void *spin_ms(void *arg)
 	while (th_now_ns() < until)
 		junk = junk * 1.0000001 + 0.5; /* other FP values in the registers */
 	return NULL;
+}
+
+/* A task alone on its worker: a preemption that finds nothing else to run
+ * stretches the tick (up to 16 quanta), so 300 ms alone cost about 22
+ * preemptions, not 150 to 300; and a task spawned then (the push brings the
+ * tick back to one quantum) still gets the worker. Counts only: a loaded
+ * machine delays ticks, which can only lower them. */
+static void *spin_alone_then_until_flag(void *arg)
+{
+	uint64_t *alone = arg;
+	spin_ms((void *)(uintptr_t)300);
+	struct th_task_stats st;
+	th_task_stats(th_self_task(), &st);
+	*alone = st.preempted;
+	return spin_until_flag(NULL);
+}
+
+static void a_task_alone_pays_fewer_and_fewer_ticks(void **state)
+{
+	(void)state;
+	if (skip_unless_preemption())
+		return;
+	start("shared", 1, 1 * MS);
+	atomic_store(&flag, 0);
+	uint64_t alone = UINT64_MAX;
+	th_task *spinner = spawn_preemptible(spin_alone_then_until_flag, &alone);
+	while (__atomic_load_n(&alone, __ATOMIC_RELAXED) == UINT64_MAX)
+		usleep(1000);
+	print_message("  preempted %llu times in 300 ms alone at a 1 ms quantum\n", (unsigned long long)alone);
+	assert_true(alone >= 1);
+	assert_true(alone <= 40);
+	th_task *setter = th_spawn(set_flag, NULL);
+	assert_int_equal((intptr_t)th_fetch(spinner), 1); /* the setter ran: the spinner gave way */
+	th_wait(setter);
+	th_task_free(spinner);
+	th_task_free(setter);
+	th_runtime_stop();
 }
 
 static void preempted_result_is_bit_identical(void **state)
@@ -497,6 +535,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(preemption_refused_with_a_clear_message_where_it_cannot_work),
 		cmocka_unit_test(spinning_task_is_preempted_and_others_run_on_one_worker),
+		cmocka_unit_test(a_task_alone_pays_fewer_and_fewer_ticks),
 		cmocka_unit_test(preempted_result_is_bit_identical),
 		cmocka_unit_test(vector_registers_survive_a_preemption),
 		cmocka_unit_test(non_preemptible_task_is_never_preempted),

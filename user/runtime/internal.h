@@ -161,6 +161,7 @@ struct th_runtime {
 	_Atomic uint32_t quiet_word; /* futex: bumped when live_tasks reaches 0 */
 	_Atomic int fence_word;      /* TSan builds: the park/push barrier */
 	_Atomic bool stopping;
+	_Atomic int preempt_stretched; /* workers whose tick is stretched (preempt.c) */
 	struct th_area_head *area;  /* the run-log area (area.c) */
 	size_t area_size;
 	_Atomic uint32_t rr_next;   /* round-robin placement */

@@ -99,6 +99,14 @@ int th__preempt_check(const struct th_config *cfg);
 void th__preempt_thread_start(struct th_os_thread *m);
 void th__preempt_thread_stop(struct th_os_thread *m);
 void th__preempt_idle(struct th_os_thread *m, bool idle);
+/* m's task was preempted and the policy had nothing else for m: its timer
+ * ticks less often (preempt.c: MAX_STRETCH). Owner thread only. */
+void th__preempt_found_nothing(struct th_os_thread *m);
+/* A task was pushed: every worker's timer back to one quantum. Any thread;
+ * callers test rt->preempt_stretched first (a relaxed load), so the push
+ * path pays nothing while no timer is stretched. Not while threads stop. */
+struct th_runtime;
+void th__preempt_unstretch(struct th_runtime *rt);
 /* worker.c: yields the current task on its own behalf (the trampoline). */
 void th__yield_preempted(void);
 

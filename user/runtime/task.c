@@ -48,6 +48,8 @@ void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
 {
 	struct th_runtime *rt = th__rt;
 	atomic_store_explicit(&t->state, TH_RUNNABLE, memory_order_relaxed);
+	if (__builtin_expect(atomic_load_explicit(&rt->preempt_stretched, memory_order_relaxed) > 0, 0))
+		th__preempt_unstretch(rt);
 	int target = rt->policy->push(rt, self, t, why);
 	if (!self || target != self->index) /* queued on ourselves: we are awake */
 		th__wake_for_work(rt, self, target);

@@ -372,6 +372,8 @@ static void yield_task(struct th_os_thread *m, struct th_worker *w, struct th_ta
 		leave_task(m, t, why, next);
 		return;
 	}
+	if (why == TH_WHY_PREEMPT)
+		th__preempt_found_nothing(m);
 	uint64_t now = log_clock(w);
 	end_run(m, t, why, now);
 	begin_run(m, t, now);
