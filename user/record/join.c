@@ -7,28 +7,6 @@
 #include "record_int.h"
 #include "taskhop.h"
 
-void *vec_push(struct vec *v)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		void *p = realloc(v->p, cap * v->size);
-		if (!p)
-			return NULL;
-		v->p = p;
-		v->cap = cap;
-	}
-	void *e = (char *)v->p + v->n++ * v->size;
-	memset(e, 0, v->size);
-	return e;
-}
-
-void vec_free(struct vec *v)
-{
-	free(v->p);
-	v->p = NULL;
-	v->n = v->cap = 0;
-}
-
 /* ---- events ----------------------------------------------------------------- */
 
 /* The slot of (pid, tid) in the open-run table: its own, or the empty one to take. */

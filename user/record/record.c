@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,21 +22,6 @@
 #include "taskhop.h"
 #include "taskhop_rec.skel.h"
 #include "taskhop_pidns.skel.h"
-
-static __thread char rec_err[512];
-
-void rec_set_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(rec_err, sizeof(rec_err), fmt, ap);
-	va_end(ap);
-}
-
-const char *th_record_error(void)
-{
-	return rec_err[0] ? rec_err : "no error";
-}
 
 void th_record_opts_default(struct th_record_opts *o)
 {

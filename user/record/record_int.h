@@ -8,18 +8,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "errbuf.h"
 #include "record.h"
 #include "taskhop_abi.h"
-
-/* A growable array: PUSH(v) returns a pointer to a zeroed new element or NULL. */
-struct vec {
-	void *p;
-	size_t n, cap, size;
-};
-void *vec_push(struct vec *v);
-void vec_free(struct vec *v);
-#define VEC(T) { NULL, 0, 0, sizeof(T) }
-#define VAT(v, T, i) (&((T *)(v).p)[i])
+#include "vec.h"
 
 struct rec_target {
 	pid_t pid;            /* as this process sees it */
@@ -100,7 +92,8 @@ struct th_record {
 	struct vec workers;    /* struct th_rec_worker */
 };
 
-void rec_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The recorder's error line, read back by th_record_error (errbuf.h, error.c). */
+#define rec_set_error(...) th_errbuf_set(TH_ERRBUF_RECORD, __VA_ARGS__)
 int rec_handle_event(void *ctx, void *data, size_t len);
 int rec_analyse(struct th_record *r);
 void rec_free_results(struct th_record *r);
