@@ -1,4 +1,5 @@
-/* record_int.h — the recorder's private state, shared by its files (loader, join, JSON).
+/* record_int.h — the recorder's private state, shared by its collection files (access,
+ * targets, pidns, load, events, drain), its lifecycle (record.c), the join and JSON.
  * Not installed; users see only record.h. */
 #ifndef TASKHOP_RECORD_INT_H
 #define TASKHOP_RECORD_INT_H
@@ -94,10 +95,30 @@ struct th_record {
 
 /* The recorder's error line, read back by th_record_error (errbuf.h, error.c). */
 #define rec_set_error(...) th_errbuf_set(TH_ERRBUF_RECORD, __VA_ARGS__)
-int rec_handle_event(void *ctx, void *data, size_t len);
 int rec_analyse(struct th_record *r);
 void rec_free_results(struct th_record *r);
-/* 1 if the ELF file has `taskhop` USDT notes, 0 if not, -1 unreadable. */
+
+/* access.c: can this process attach the runtime's USDT probes (CAP_SYS_ADMIN)? */
+int rec_can_attach_usdt(void);
+/* targets.c: release every held command (it execs now) / end the ones never released. */
+void rec_release_commands(struct th_record *r);
+void rec_abandon_commands(struct th_record *r);
+/* pidns.c: each target's host tgid and our PID namespace's level. 0 or -1. */
+int rec_resolve_host_pids(struct th_record *r, uint32_t *level);
+/* load.c: load (filters set), attach; publish the self target's slots; detach; free. */
+int rec_load(struct th_record *r);
+int rec_attach(struct th_record *r);
+int rec_bind_self(struct th_record *r);
+void rec_detach(struct th_record *r);
+void rec_unload(struct th_record *r);
+/* events.c: one ring-buffer record into the collected arrays (ring_buffer__new's callback). */
+int rec_handle_event(void *ctx, void *data, size_t len);
+/* drain.c: the poller thread while recording, and the last drain at stop. */
+int rec_consume(struct th_record *r);
+int rec_poller_start(struct th_record *r);
+void rec_poller_stop(struct th_record *r);
+void rec_drain_at_stop(struct th_record *r);
+/* elfnote.c: 1 if the ELF file has `taskhop` USDT notes, 0 if not, -1 unreadable. */
 int rec_has_taskhop_usdt(const char *path);
 
 #endif
