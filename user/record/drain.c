@@ -94,7 +94,7 @@ static void close_open_intervals(struct th_record *r)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &th) != 0 || !th.on_ts || th.on_ts >= r->t_stop)
 			continue;
-		struct rec_ival *iv = vec_push(&r->ivals);
+		struct rec_ival *iv = vec_push(&r->col.ivals);
 		if (!iv)
 			return;
 		iv->pid = (int)th.tgid;
@@ -116,7 +116,7 @@ static void take_run_logs(struct th_record *r)
 		const struct th_run_record *log = th_run_log(w, &n, &dropped);
 		r->dropped_runs += dropped;
 		for (size_t i = 0; log && i < n; i++) {
-			struct th_rec_run *run = vec_push(&r->runs);
+			struct th_rec_run *run = vec_push(&r->col.runs);
 			if (!run)
 				return;
 			run->pid = self_pid;
@@ -124,8 +124,6 @@ static void take_run_logs(struct th_record *r)
 			run->worker = (int)log[i].worker;
 			/* the thread that ran it: a spare's runs are joined with its intervals */
 			run->tid = log[i].thread < (uint32_t)r->nself ? r->self_tids[log[i].thread] : -1;
-			run->cpu = -1;
-			run->usdt_cpu = -1;
 			run->start_ns = log[i].start_ns;
 			run->end_ns = log[i].end_ns;
 			run->why = log[i].why;

@@ -21,14 +21,14 @@ static void usdt_event(struct th_record *r, const struct th_event *e)
 
 	switch (e->probe) {
 	case TH_P_TASK_SPAWN: {
-		struct rec_spawn *sp = vec_push(&r->spawns);
+		struct rec_spawn *sp = vec_push(&r->col.spawns);
 		if (sp)
 			*sp = (struct rec_spawn){ .pid = (int)e->tgid, .worker = (int)e->b,
 						  .task_id = (uint64_t)e->a };
 		return;
 	}
 	case TH_P_TASK_RUN: {
-		struct rec_usdt_run *u = vec_push(&r->uruns);
+		struct rec_usdt_run *u = vec_push(&r->col.uruns);
 		if (!u)
 			return;
 		*u = (struct rec_usdt_run){ .pid = (int)e->tgid, .tid = (int)e->tid, .worker = (int)e->b,
@@ -38,7 +38,7 @@ static void usdt_event(struct th_record *r, const struct th_event *e)
 		if (h < REC_OPEN_SLOTS) {
 			r->open_run[h].pid = u->pid;
 			r->open_run[h].tid = u->tid;
-			r->open_run[h].idx1 = r->uruns.n;
+			r->open_run[h].idx1 = r->col.uruns.n;
 		}
 		return;
 	}
@@ -47,7 +47,7 @@ static void usdt_event(struct th_record *r, const struct th_event *e)
 	case TH_P_TASK_DONE:
 		h = open_slot(r, (int)e->tgid, (int)e->tid);
 		if (h < REC_OPEN_SLOTS && r->open_run[h].idx1) {
-			struct rec_usdt_run *u = VAT(r->uruns, struct rec_usdt_run, r->open_run[h].idx1 - 1);
+			struct rec_usdt_run *u = VAT(r->col.uruns, struct rec_usdt_run, r->open_run[h].idx1 - 1);
 			u->open = 0;
 			u->end = e->ts;
 			u->why = e->probe == TH_P_TASK_YIELD ? TH_WHY_YIELD
@@ -56,12 +56,10 @@ static void usdt_event(struct th_record *r, const struct th_event *e)
 		}
 		return;
 	case TH_P_WORKER_START: {
-		struct th_rec_worker *w = vec_push(&r->wstart);
-		if (w) {
-			w->pid = (int)e->tgid;
-			w->worker = (int)e->a;
-			w->tid = (int)e->tid;
-		}
+		struct rec_worker_start *w = vec_push(&r->col.wstart);
+		if (w)
+			*w = (struct rec_worker_start){ .pid = (int)e->tgid, .worker = (int)e->a,
+							.tid = (int)e->tid };
 		return;
 	}
 	default:
@@ -76,16 +74,15 @@ int rec_handle_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
-	r->nevents++;
 	if (e->kind == TH_EV_ONCPU) {
-		struct rec_ival *iv = vec_push(&r->ivals);
+		struct rec_ival *iv = vec_push(&r->col.ivals);
 		if (iv)
 			*iv = (struct rec_ival){ .pid = (int)e->tgid, .tid = (int)e->tid, .cpu = (int)e->cpu,
 						 .host_tid = (int)e->host_tid, .flags = e->flags,
 						 .start = e->start, .end = e->ts, .wait_ns = e->wait_ns,
 						 .task_id = e->task_id, .seq = e->seq };
 	} else if (e->kind == TH_EV_MIGRATE) {
-		struct th_rec_migration *m = vec_push(&r->migs);
+		struct th_rec_migration *m = vec_push(&r->col.migs);
 		if (m)
 			*m = (struct th_rec_migration){ .pid = (int)e->tgid, .tid = (int)e->tid,
 							.worker = e->slot, .orig_cpu = (int)e->a,

@@ -1,6 +1,6 @@
 /* record.c — a recording's life: open, start (load, attach, drain), stop (detach, last
- * drain), close; the figures come from join.c. The pieces live in files by idea:
- * access.c, targets.c, pidns.c, load.c, events.c, drain.c. */
+ * drain, then the join, once: join.c), close. The pieces live in files by idea:
+ * access.c, targets.c, pidns.c, load.c, events.c, drain.c; the results in query.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -31,19 +31,11 @@ struct th_record *th_record_open(const struct th_record_opts *opts)
 		r->o = *opts;
 	else
 		th_record_opts_default(&r->o);
-	r->ivals = (struct vec)VEC(struct rec_ival);
-	r->migs = (struct vec)VEC(struct th_rec_migration);
-	r->uruns = (struct vec)VEC(struct rec_usdt_run);
-	r->wstart = (struct vec)VEC(struct th_rec_worker);
-	r->binds = (struct vec)VEC(struct th_rec_run);
-	r->spawns = (struct vec)VEC(struct rec_spawn);
-	r->runs = (struct vec)VEC(struct th_rec_run);
-	r->base_runs = (struct vec)VEC(struct th_rec_run);
-	r->tasks = (struct vec)VEC(struct th_rec_task);
-	r->workers = (struct vec)VEC(struct th_rec_worker);
+	rec_collected_init(&r->col);
 	pthread_mutex_init(&r->lock, NULL);
 	r->use_usdt = r->o.usdt;
 	r->stats_fd = -1;
+	r->join_rc = -1;
 	return r;
 }
 
@@ -106,6 +98,24 @@ int th_record_start(struct th_record *r)
 	return 0;
 }
 
+/* The processes as the join knows them: the self target's runs come from its run log
+ * and its runtime threads are known by index. */
+static int join_now(struct th_record *r)
+{
+	struct rec_proc procs[TH_REC_MAX_TARGETS];
+	for (int i = 0; i < r->ntg; i++) {
+		int self = r->tg[i].self;
+		procs[i] = (struct rec_proc){ .pid = r->tg[i].pid, .run_log = self,
+					      .thread_tids = self ? r->self_tids : NULL,
+					      .nthreads = self ? r->nself : 0,
+					      .nworkers = self ? r->nself_workers : 0 };
+	}
+	struct rec_scope s = { r->t_start, r->t_stop, procs, r->ntg };
+	r->join_rc = rec_join(&s, &r->col, &r->res);
+	rec_collected_free(&r->col); /* what the join did not take: read once, never again */
+	return r->join_rc;
+}
+
 int th_record_stop(struct th_record *r)
 {
 	if (!r->started) {
@@ -125,20 +135,40 @@ int th_record_stop(struct th_record *r)
 	rec_drain_at_stop(r);
 	if (r->slot_mem)
 		th_publish_slots(NULL, 0);
+	if (join_now(r) != 0) {
+		rec_set_error("out of memory while joining the recording");
+		return -1;
+	}
 	return 0;
 }
 
 int th_record_bind_thread(struct th_record *r, uint64_t task_id, int tid)
 {
-	struct th_rec_run *b = vec_push(&r->binds);
+	if (r->stopped) {
+		rec_set_error("th_record_bind_thread: bind task %llu before th_record_stop (the "
+			      "figures are computed there, once)", (unsigned long long)task_id);
+		return -1;
+	}
+	struct rec_bind *b = vec_push(&r->col.binds);
 	if (!b) {
 		rec_set_error("out of memory");
 		return -1;
 	}
-	b->pid = r->ntg ? r->tg[0].pid : getpid();
-	b->task_id = task_id;
-	b->tid = tid;
-	r->analysed = 0;
+	*b = (struct rec_bind){ .pid = r->ntg ? r->tg[0].pid : getpid(), .task_id = task_id,
+				.tid = tid };
+	return 0;
+}
+
+int rec_analyse(struct th_record *r)
+{
+	if (!r->stopped) {
+		rec_set_error("results are ready after th_record_stop");
+		return -1;
+	}
+	if (r->join_rc != 0) {
+		rec_set_error("out of memory while joining the recording");
+		return -1;
+	}
 	return 0;
 }
 
@@ -164,15 +194,8 @@ void th_record_close(struct th_record *r)
 		close(r->stats_fd);
 	ring_buffer__free(r->rb);
 	rec_unload(r);
-	vec_free(&r->ivals);
-	vec_free(&r->migs);
-	vec_free(&r->uruns);
-	vec_free(&r->wstart);
-	vec_free(&r->binds);
-	vec_free(&r->spawns);
-	rec_free_results(r);
-	vec_free(&r->runs);
-	vec_free(&r->base_runs);
+	rec_collected_free(&r->col);
+	rec_joined_free(&r->res);
 	free(r->self_tids);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
