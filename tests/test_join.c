@@ -1,10 +1,18 @@
 /* test_join.c — the recorder's join (user/record/join.c) as a pure function: hand-built
  * collections of runs, kernel intervals, migrations, USDT events and bindings in, the
- * per-task and per-worker figures a user reads out. No BPF, no root, no runtime. */
+ * per-task and per-worker figures a user reads out; then recordings captured as root
+ * (tests/fixtures/join_*.txt) against the runtime's counters and the figures they had.
+ * No BPF, no root, no runtime. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -451,6 +459,300 @@ static void the_output_is_sorted_and_takes_the_collected_arrays(void **state)
 	assert_int_equal(VAT(out.workers, struct th_rec_worker, 1)->worker, 1);
 }
 
+/* ---- captured recordings ------------------------------------------------------------ */
+
+#ifndef TH_FIXTURES
+#define TH_FIXTURES "tests/fixtures"
+#endif
+
+/* What a fixture holds besides the collection: its processes and the runtime's own
+ * counters per task (th_task_stats at capture time). */
+#define FX_PROCS 4
+#define FX_TIDS 64
+#define FX_TASKS 64
+struct fixture {
+	struct rec_scope scope;
+	struct rec_proc procs[FX_PROCS];
+	int tids[FX_PROCS][FX_TIDS];
+	int ncounters;
+	struct { uint64_t task, runs, hops; } counters[FX_TASKS];
+};
+static struct fixture fx;
+
+/* Up to max numbers of a line after its keyword: how many, or -1 on a bad number. */
+static int numbers(const char *s, int64_t *v, int max)
+{
+	int n = 0;
+	for (;;) {
+		while (*s == ' ')
+			s++;
+		if (!*s || *s == '\n')
+			return n;
+		if (n == max)
+			return -1;
+		char *end;
+		errno = 0;
+		v[n++] = *s == '-' ? (int64_t)strtoll(s, &end, 10) : (int64_t)strtoull(s, &end, 10);
+		if (errno || end == s || (*end && *end != ' ' && *end != '\n'))
+			return -1;
+		s = end;
+	}
+}
+
+static int as_int(int64_t v, const char *path, int line)
+{
+	if (v < INT_MIN || v > INT_MAX)
+		fail_msg("%s:%d: %" PRId64 " is out of range", path, line, v);
+	return (int)v;
+}
+
+static void *push(struct vec *v)
+{
+	void *e = vec_push(v);
+	assert_non_null(e);
+	return e;
+}
+
+/* One line of a fixture into col / fx; the keyword says which array. */
+static void fixture_line(const char *key, const int64_t *v, int n, const char *path, int line)
+{
+#define NEED(k) do { if (n != (k)) fail_msg("%s:%d: %s takes %d numbers, not %d", path, line, key, (k), n); } while (0)
+#define I(k) as_int(v[k], path, line)
+#define U(k) ((uint64_t)v[k])
+	if (!strcmp(key, "window")) {
+		NEED(2);
+		fx.scope.t_start = U(0);
+		fx.scope.t_stop = U(1);
+	} else if (!strcmp(key, "proc")) {
+		if (n < 4 || fx.scope.nprocs == FX_PROCS || v[2] < 0 || v[2] > FX_TIDS || n != 4 + v[2])
+			fail_msg("%s:%d: proc: pid run_log nthreads nworkers tid...", path, line);
+		int p = fx.scope.nprocs++;
+		for (int i = 0; i < I(2); i++)
+			fx.tids[p][i] = I(4 + i);
+		fx.procs[p] = (struct rec_proc){ I(0), I(1), I(2) ? fx.tids[p] : NULL, I(2), I(3) };
+	} else if (!strcmp(key, "run")) {
+		NEED(7);
+		*(struct th_rec_run *)push(&col.runs) = (struct th_rec_run){ .pid = I(0), .task_id = U(1),
+			.worker = I(2), .tid = I(3), .start_ns = U(4), .end_ns = U(5), .why = (uint32_t)I(6) };
+	} else if (!strcmp(key, "urun")) {
+		NEED(9);
+		*(struct rec_usdt_run *)push(&col.uruns) = (struct rec_usdt_run){ I(0), I(1), I(2), I(3),
+			U(4), U(5), U(6), I(7), (uint32_t)I(8) };
+	} else if (!strcmp(key, "ival")) {
+		NEED(9);
+		*(struct rec_ival *)push(&col.ivals) = (struct rec_ival){ .pid = I(0), .tid = I(1),
+			.cpu = I(2), .host_tid = I(3), .flags = (uint32_t)I(4), .start = U(5), .end = U(6),
+			.wait_ns = U(7), .task_id = U(8) };
+	} else if (!strcmp(key, "mig")) {
+		NEED(6);
+		*(struct th_rec_migration *)push(&col.migs) = (struct th_rec_migration){ .pid = I(0),
+			.tid = I(1), .orig_cpu = I(2), .dest_cpu = I(3), .ts_ns = U(4), .task_id = U(5) };
+	} else if (!strcmp(key, "spawn")) {
+		NEED(3);
+		*(struct rec_spawn *)push(&col.spawns) = (struct rec_spawn){ I(0), I(1), U(2) };
+	} else if (!strcmp(key, "wstart")) {
+		NEED(3);
+		*(struct rec_worker_start *)push(&col.wstart) = (struct rec_worker_start){ I(0), I(1), I(2) };
+	} else if (!strcmp(key, "bind")) {
+		NEED(3);
+		*(struct rec_bind *)push(&col.binds) = (struct rec_bind){ I(0), U(1), I(2) };
+	} else if (!strcmp(key, "counters")) {
+		NEED(3);
+		if (fx.ncounters == FX_TASKS)
+			fail_msg("%s:%d: more than %d tasks", path, line, FX_TASKS);
+		fx.counters[fx.ncounters].task = U(0);
+		fx.counters[fx.ncounters].runs = U(1);
+		fx.counters[fx.ncounters++].hops = U(2);
+	} else {
+		fail_msg("%s:%d: unknown line '%s'", path, line, key);
+	}
+#undef NEED
+#undef I
+#undef U
+}
+
+/* tests/fixtures/NAME, its path left in path[512]. */
+static FILE *open_fixture(const char *name, char *path)
+{
+	snprintf(path, 512, "%s/%s", TH_FIXTURES, name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		fail_msg("%s: %s", path, strerror(errno));
+	return f;
+}
+
+static void load_fixture(const char *name)
+{
+	char path[512];
+	FILE *f = open_fixture(name, path);
+	memset(&fx, 0, sizeof(fx));
+	char *buf = NULL;
+	size_t cap = 0;
+	for (int line = 1; getline(&buf, &cap, f) > 0; line++) {
+		char key[16];
+		int off = 0;
+		if (buf[0] == '#' || buf[0] == '\n' || sscanf(buf, "%15s%n", key, &off) != 1)
+			continue;
+		int64_t v[4 + FX_TIDS];
+		int n = numbers(buf + off, v, 4 + FX_TIDS);
+		if (n < 0)
+			fail_msg("%s:%d: a bad number", path, line);
+		fixture_line(key, v, n, path, line);
+	}
+	free(buf);
+	fclose(f);
+	fx.scope.procs = fx.procs;
+	assert_true(fx.scope.nprocs > 0 && fx.scope.t_stop > fx.scope.t_start);
+}
+
+/* The join's output in the lines of tests/fixtures/join_*.expected. */
+static char *print_joined(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	for (size_t i = 0; i < out.tasks.n; i++) {
+		const struct th_rec_task *t = VAT(out.tasks, struct th_rec_task, i);
+		fprintf(f, "task %d %" PRIu64 " runs %" PRIu64 " hops %" PRIu64 " mig %" PRIu64 " kmig %" PRIu64
+			" on %" PRIu64 " wait %" PRIu64 " pre %" PRIu64 " ncpu %d mask %" PRIx64 " fc %d lc %d"
+			" ur %" PRIu64 " uh %" PRIu64 " kb %" PRIu64 " kbn %" PRIu64 " wcc %" PRIu64 " y %" PRIu64
+			" fw %d lw %d sw %d done %" PRIu64 " mw %" PRIu64 " mwa %" PRIu64 "\n",
+			t->pid, t->task_id, t->runs, t->worker_hops, t->cpu_migrations,
+			t->cpu_migrations_kernel, t->on_cpu_ns, t->runq_wait_ns, t->preemptions,
+			t->ncpus_visited, t->cpu_mask[0], t->first_cpu, t->last_cpu, t->usdt_runs,
+			t->usdt_worker_hops, t->kernel_blocked_ns, t->kernel_blocks, t->worker_cpu_changes,
+			t->yields, t->first_worker, t->last_worker, t->spawn_worker, t->done_ns,
+			t->max_runq_wait_ns, t->max_runq_wait_at_ns);
+	}
+	for (size_t i = 0; i < out.workers.n; i++) {
+		const struct th_rec_worker *w = VAT(out.workers, struct th_rec_worker, i);
+		fprintf(f, "worker %d %d %d mig %" PRIu64 " pre %" PRIu64 " on %" PRIu64 " off %" PRIu64
+			" wait %" PRIu64 " sw %" PRIu64 " host %d kb %" PRIu64 " %" PRIu64 " th %d\n",
+			w->pid, w->worker, w->tid, w->cpu_migrations, w->preemptions, w->on_cpu_ns,
+			w->off_cpu_ns, w->runq_wait_ns, w->switches, w->host_tid, w->kernel_blocked_ns,
+			w->kernel_blocks, w->thread);
+	}
+	for (size_t i = 0; i < out.runs.n; i++) {
+		const struct th_rec_run *x = VAT(out.runs, struct th_rec_run, i);
+		fprintf(f, "run %d %" PRIu64 " w %d t %d cpu %d ucpu %d %" PRIu64 "-%" PRIu64 " uts %" PRIu64
+			" why %u on %" PRIu64 " wait %" PRIu64 " we %" PRIu64 "\n",
+			x->pid, x->task_id, x->worker, x->tid, x->cpu, x->usdt_cpu, x->start_ns, x->end_ns,
+			x->usdt_ts_ns, x->why, x->on_cpu_ns, x->runq_wait_ns, x->runq_wait_end_ns);
+	}
+	for (size_t i = 0; i < out.migs.n; i++) {
+		const struct th_rec_migration *m = VAT(out.migs, struct th_rec_migration, i);
+		fprintf(f, "mig %d %d w %d %d->%d %" PRIu64 " task %" PRIu64 "\n", m->pid, m->tid,
+			m->worker, m->orig_cpu, m->dest_cpu, m->ts_ns, m->task_id);
+	}
+	fclose(f);
+	return text;
+}
+
+/* When a change to the join's figures is meant, TASKHOP_JOIN_REGEN=1 rewrites NAME. */
+static void regenerate(const char *name, const char *got)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", TH_FIXTURES, name);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		fail_msg("%s: %s", path, strerror(errno));
+	fprintf(f, "# what the join makes of the recording next to this file: tasks, worker threads,\n"
+		   "# runs, migrations (rewritten by TASKHOP_JOIN_REGEN=1 build/tests/test_join)\n%s", got);
+	fclose(f);
+}
+
+/* Line by line against the expected file (its # lines aside): the first difference. */
+static void assert_joined_as(const char *name)
+{
+	char *got = print_joined();
+	if (getenv("TASKHOP_JOIN_REGEN")) {
+		regenerate(name, got);
+		free(got);
+		return;
+	}
+	char path[512];
+	FILE *f = open_fixture(name, path);
+	char *at = got, *want = NULL;
+	size_t cap = 0;
+	int line = 0;
+	while (getline(&want, &cap, f) > 0) {
+		line++;
+		if (want[0] == '#')
+			continue;
+		size_t n = strcspn(at, "\n");
+		if (strncmp(at, want, n) != 0 || want[n] != '\n')
+			fail_msg("%s:%d: expected\n  %sgot\n  %.*s", path, line, want, (int)n, at);
+		at += at[n] ? n + 1 : n;
+	}
+	if (*at)
+		fail_msg("%s: the join gave more lines, from: %.80s", path, at);
+	free(want);
+	free(got);
+	fclose(f);
+}
+
+/* Every task's runs and worker hops as the runtime counted them while it ran. */
+static void assert_counters_agree(void)
+{
+	assert_int_equal(out.tasks.n, (size_t)fx.ncounters);
+	for (int i = 0; i < fx.ncounters; i++) {
+		const struct th_rec_task *t = task(fx.procs[0].pid, fx.counters[i].task);
+		assert_int_equal(t->runs, fx.counters[i].runs);
+		assert_int_equal(t->worker_hops, fx.counters[i].hops);
+	}
+}
+
+/* darts under steal with USDT on and two CPU hogs beside: preempted, waiting workers. */
+static void a_captured_steal_recording_agrees_with_the_runtimes_counters(void **state)
+{
+	(void)state;
+	load_fixture("join_steal.txt");
+	assert_int_equal(rec_join(&fx.scope, &col, &out), 0);
+	assert_counters_agree();
+	uint64_t tasks_on = 0, workers_on = 0, preempted = 0;
+	for (size_t i = 0; i < out.tasks.n; i++) {
+		const struct th_rec_task *t = VAT(out.tasks, struct th_rec_task, i);
+		assert_int_equal(t->usdt_runs, t->runs);
+		tasks_on += t->on_cpu_ns;
+		preempted += t->preemptions;
+	}
+	for (size_t i = 0; i < out.workers.n; i++)
+		workers_on += VAT(out.workers, struct th_rec_worker, i)->on_cpu_ns;
+	assert_true(tasks_on <= workers_on);
+	assert_true(preempted > 0); /* else the hogs did nothing and this tests less */
+	/* the CPU the join gives a run is the one its USDT probe fired on */
+	for (size_t i = 0; i < out.runs.n; i++) {
+		const struct th_rec_run *x = VAT(out.runs, struct th_rec_run, i);
+		assert_true(x->cpu >= 0);
+		assert_int_equal(x->cpu, x->usdt_cpu);
+	}
+}
+
+static void a_captured_steal_recording_joins_as_before_the_split(void **state)
+{
+	(void)state;
+	load_fixture("join_steal.txt");
+	assert_int_equal(rec_join(&fx.scope, &col, &out), 0);
+	assert_joined_as("join_steal.expected");
+}
+
+/* darts under kthread without USDT: each task known only by its bound thread. */
+static void a_captured_kthread_recording_charges_each_task_its_thread(void **state)
+{
+	(void)state;
+	load_fixture("join_kthread.txt");
+	assert_true(col.binds.n > 0 && col.runs.n == 0);
+	assert_int_equal(rec_join(&fx.scope, &col, &out), 0);
+	assert_counters_agree();
+	for (size_t i = 0; i < out.tasks.n; i++) {
+		const struct th_rec_task *t = VAT(out.tasks, struct th_rec_task, i);
+		assert_true(t->on_cpu_ns > 0);
+		assert_int_equal(t->first_worker, -1);
+	}
+	assert_joined_as("join_kthread.expected");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +772,9 @@ int main(void)
 		T(a_binding_of_a_logged_task_adds_no_run),
 		T(usdt_runs_cross_check_logged_runs_and_stand_in_for_missing_ones),
 		T(the_output_is_sorted_and_takes_the_collected_arrays),
+		T(a_captured_steal_recording_agrees_with_the_runtimes_counters),
+		T(a_captured_steal_recording_joins_as_before_the_split),
+		T(a_captured_kthread_recording_charges_each_task_its_thread),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
