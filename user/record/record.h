@@ -19,7 +19,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /*
- * How it works (details in user/record/record.c):
+ * How it works (collection in user/record/load.c, events.c, drain.c; analysis in join.c):
  *  - Kernel side (bpf/taskhop_rec.bpf.c): tp_btf (or raw_tp) programs on sched_switch,
  *    sched_migrate_task and sched_wakeup(_new), filtered to the followed processes, send
  *    each thread's on-CPU intervals (cpu, start, end, run-queue wait before it, preempted
