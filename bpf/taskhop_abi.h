@@ -154,4 +154,73 @@ struct th_pidmap {
 	__u32 pad;
 };
 
+/*
+ * The run-log area: where a process linked with libtaskhop keeps its workers' run
+ * logs, one shared memory file (a memfd named TH_AREA_NAME, mapped MAP_SHARED) that a
+ * recorder in another process maps too (through /proc/PID/map_files) and drains
+ * without a uprobe per event. Layout: struct th_area_head at offset 0, nworkers
+ * struct th_area_log at logs_off, then each worker's ring of ring_cap struct
+ * th_area_run at rings_off + worker * ring_cap * record_size.
+ *
+ * The protocol. A worker appends a run only while its log's `on` is set; it
+ * advances head (release) after the record and never passes tail + ring_cap: a full
+ * ring counts the run in `dropped` instead. The one drainer (its pid in `owner`,
+ * claimed by compare-and-swap from 0, or from a pid that no longer exists) copies
+ * [tail, head) and then stores tail (release). A drainer claims, moves tail to head
+ * (older runs are not its own), then sets `on`; it clears `on` before it lets go.
+ * A recorder treats every field as hostile: the process it reads may be anyone's.
+ */
+#define TH_AREA_NAME "taskhop-runlog"
+#define TH_AREA_MAGIC 0x31706f686b736174ull /* "taskhop1" */
+#define TH_AREA_VERSION 1
+#define TH_AREA_MAX_WORKERS 1024
+#define TH_AREA_MAX_THREADS TH_MAX_SLOTS
+#define TH_AREA_MAX_RING (1u << 24)       /* runs per worker ring */
+
+/* how a run's stamps are written: th_area_head.stamp_kind */
+enum th_area_stamp {
+	TH_STAMP_NS = 1,       /* CLOCK_MONOTONIC nanoseconds */
+	TH_STAMP_COUNTER = 2,  /* the CPU's counter: rdtsc on x86-64, cntvct_el0 on arm64 */
+};
+
+struct th_area_head {
+	__u64 magic;          /* TH_AREA_MAGIC */
+	__u32 version;        /* TH_AREA_VERSION */
+	__u32 head_size;      /* sizeof(struct th_area_head) */
+	__u32 nworkers;       /* logs and rings that follow */
+	__u32 nthreads;       /* entries of tids: workers first, then spare threads */
+	__u32 ring_cap;       /* runs per ring, a power of two */
+	__u32 record_size;    /* sizeof(struct th_area_run) */
+	__u32 stamp_kind;     /* enum th_area_stamp */
+	__s32 pid;            /* the process, as it sees itself */
+	__u64 logs_off, rings_off, size;
+	__s32 owner;          /* pid of the drainer, 0 = none (compare-and-swap) */
+	__u32 pad;
+	__s32 tids[TH_AREA_MAX_THREADS]; /* thread i's kernel tid, 0 until it started */
+};
+
+/* One worker's log: the producer's line, then the drainer's. */
+struct th_area_log {
+	__u64 head;           /* runs written (the worker) */
+	__u64 dropped;        /* runs not written: the ring was full (the worker) */
+	__u32 on;             /* the drainer: 1 = log runs */
+	__u32 pad0;
+	__u64 pad1[5];
+	__u64 tail;           /* runs copied out (the drainer) */
+	__u64 pad2[7];
+};
+
+/* One run of a task on a worker, stamps in the head's stamp_kind. */
+struct th_area_run {
+	__u64 task_id;
+	__u64 start;
+	__u64 end;
+	__u16 worker;
+	__u16 thread;         /* runtime thread index: tids[thread] */
+	__u8 why;             /* enum th_why */
+	__u8 flags;           /* TH_AREA_RUN_* */
+	__u16 pad;
+};
+#define TH_AREA_RUN_END_NS 1u /* end is CLOCK_MONOTONIC already (a block the kernel dated) */
+
 #endif

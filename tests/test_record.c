@@ -534,10 +534,10 @@ static void wait_for_file(const char *path)
 	assert_int_equal(access(path, F_OK), 0);
 }
 
-static void record_pid_follows_a_running_process(void **state)
+/* -p: the runs come from the process's run-log area (no uprobe); with usdt, the
+ * probes are attached as well and count the same runs per task. */
+static void record_pid(bool usdt)
 {
-	(void)state;
-	NEED_BPF();
 	char marker[128];
 	snprintf(marker, sizeof(marker), "/tmp/taskhop-recp-%d.round", (int)getpid());
 	unlink(marker);
@@ -549,8 +549,12 @@ static void record_pid_follows_a_running_process(void **state)
 		_exit(127);
 	}
 	wait_for_file(marker); /* its runtime runs: the workers started before we attach */
-	struct th_record *r = cur_rec = th_record_open(NULL);
+	struct th_record_opts o;
+	th_record_opts_default(&o);
+	o.usdt = usdt;
+	struct th_record *r = cur_rec = th_record_open(&o);
 	assert_int_equal(th_record_attach_pid(r, child), 0);
+	assert_string_equal(th_record_source(r, child), "its run-log area (shared memory)");
 	if (th_record_start(r) != 0)
 		fail_msg("%s", th_record_error());
 	for (int i = 0; i < 2; i++) { /* the second round begins after the attach */
@@ -564,14 +568,29 @@ static void record_pid_follows_a_running_process(void **state)
 	size_t nt, full = 0;
 	const struct th_rec_task *t = th_record_tasks(r, &nt);
 	for (size_t i = 0; i < nt; i++)
-		full += t[i].runs == 11 && t[i].usdt_runs == 11 && t[i].on_cpu_ns > 0;
+		full += t[i].runs == 11 && t[i].usdt_runs == (usdt ? 11 : 0) && t[i].on_cpu_ns > 0;
 	assert_true(full >= 21);
+	assert_int_equal(th_record_dropped_runs(r), 0);
 	for (int w = 0; w < 2; w++) { /* worker indexes learned from task_run */
 		struct th_rec_worker rw;
 		assert_int_equal(th_record_worker(r, child, w, &rw), 0);
 		assert_true(rw.switches > 0);
 	}
 	close_rec(r);
+}
+
+static void record_pid_follows_a_running_process(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	record_pid(false);
+}
+
+static void record_pid_usdt_counts_the_runs_the_area_logs(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	record_pid(true);
 }
 
 static void one_recording_follows_several_processes(void **state)
@@ -1041,6 +1060,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(raw_tp_twins_give_the_same_join, teardown),
 		cmocka_unit_test_teardown(record_command_sees_its_tasks, teardown),
 		cmocka_unit_test_teardown(record_pid_follows_a_running_process, teardown),
+		cmocka_unit_test_teardown(record_pid_usdt_counts_the_runs_the_area_logs, teardown),
 		cmocka_unit_test_teardown(one_recording_follows_several_processes, teardown),
 		cmocka_unit_test_teardown(figures_are_the_same_inside_a_pid_namespace, teardown),
 		cmocka_unit_test_teardown(without_privileges_the_error_says_run_as_root_or_no_bpf, teardown),

@@ -31,14 +31,16 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fputs("usage: taskhop record [-o FILE.json] [-q] [--hist] -- CMD [ARGS...]\n"
-	      "       taskhop record [-o FILE.json] [-q] [--hist] -p PID [-p PID ...]\n"
+	fputs("usage: taskhop record [-o FILE.json] [-q] [--hist] [--usdt] -- CMD [ARGS...]\n"
+	      "       taskhop record [-o FILE.json] [-q] [--hist] [--usdt] -p PID [-p PID ...]\n"
 	      "Records, for a program linked with libtaskhop, what the kernel did to the threads\n"
 	      "running each user task, and prints it with the columns of 'taskhop run': CPU\n"
 	      "migrations (migr-k: kernel migrations of a worker, each charged to the task running\n"
 	      "then, or to the next one to run on it), CPUs visited, on-CPU time, run-queue wait,\n"
-	      "preemptions, time blocked in the kernel; per worker the same. Uses the runtime's\n"
-	      "USDT probes and BPF scheduler tracepoints; needs root.\n"
+	      "preemptions, time blocked in the kernel; per worker the same. Uses BPF scheduler\n"
+	      "tracepoints and the runtime's run logs: a running process (-p) hands them over\n"
+	      "through shared memory, which costs it a few stores per task switch; a command\n"
+	      "is followed through the runtime's USDT probes (a trap per event). Needs root.\n"
 	      "The header line and tables go to stdout, or to stderr when recording a command\n"
 	      "(its stdout is yours). Exits with the command's exit status (128+N if signal N\n"
 	      "killed it). Ctrl-C stops recording, writes what was recorded and exits 0.\n"
@@ -46,6 +48,8 @@ static void usage(FILE *f)
 	      "                 'taskhop report FILE.json' renders it)\n"
 	      "  -p PID         follow a running process (repeatable, up to 8)\n"
 	      "  -q             no header line and no tables\n"
+	      "  --usdt         follow -p processes through the USDT probes too (slower: ~1.4 us\n"
+	      "                 per event; the cross-check of the run logs)\n"
 	      "  --hist         also the run-queue wait and on-CPU time per run of a task, as\n"
 	      "                 log2 histograms (as bcc's runqlat), after the tables\n"
 	      "example:\n"
@@ -60,6 +64,7 @@ struct record_opts {
 	int npids;
 	bool quiet;
 	bool hist;
+	bool usdt;
 	char **cmd;
 };
 
@@ -114,6 +119,7 @@ static int parse_record(int argc, char **argv, struct record_opts *o)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "hist", no_argument, NULL, 'H' },
+		{ "usdt", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -135,6 +141,9 @@ static int parse_record(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'H':
 			o->hist = true;
+			break;
+		case 'U':
+			o->usdt = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -198,6 +207,7 @@ static const char *base_name(const char *path)
 
 struct followed {
 	int pid;
+	const char *source;  /* th_record_source */
 	char command[4096];
 	char name[256];
 };
@@ -230,9 +240,9 @@ static void print_recording(const struct json *j, const struct followed *fw, int
 	const struct json *runs = json_get(j, "runs");
 	for (int i = 0; i < n; i++) {
 		const struct json *run = runs ? json_at(runs, (size_t)i) : j;
-		fprintf(f, "taskhop record: pid %d (%s) attached at %s, recorded for %.3f s\n",
+		fprintf(f, "taskhop record: pid %d (%s) attached at %s, recorded for %.3f s, runs from %s\n",
 			fw[i].pid, fw[i].command[0] ? fw[i].command : "?", attached_at,
-			json_get_num(run, "wall_s", 0));
+			json_get_num(run, "wall_s", 0), fw[i].source);
 		report_run_text(run, f);
 		if (hist)
 			hist_text(run, f);
@@ -314,9 +324,7 @@ int cmd_record(int argc, char **argv)
 
 	struct th_record_opts ro;
 	th_record_opts_default(&ro);
-	/* a pid or a command is always followed through USDT; leaving opts.usdt off keeps
-	 * the library from suggesting "without --usdt", an option record does not have */
-	ro.usdt = false;
+	ro.usdt = o.usdt;
 	struct th_record *r = th_record_open(&ro);
 	struct followed fw[TH_REC_MAX_TARGETS];
 	memset(fw, 0, sizeof(fw));
@@ -325,6 +333,8 @@ int cmd_record(int argc, char **argv)
 	rc = 1;
 	if (nfw < 0)
 		goto fail;
+	for (int i = 0; i < nfw; i++)
+		fw[i].source = th_record_source(r, fw[i].pid);
 
 	/* Ctrl-C (to us and, from a terminal, to the command too): stop, drain, write, exit 0 */
 	struct sigaction sa = { .sa_handler = on_signal };

@@ -1,6 +1,7 @@
 /* drain.c — moves what the recording gathers into the collected arrays: the BPF ring
- * buffer (a poller thread in process, th_record_poll otherwise), the self target's run
- * logs (drained while tasks run, taken at stop), and the intervals still open at stop. */
+ * buffer (a poller thread in process, th_record_poll otherwise), the run logs of the
+ * self target and of processes read through their run-log areas (drained while tasks
+ * run, taken at stop), and the intervals still open at stop. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <time.h>
@@ -30,11 +31,33 @@ int rec_consume(struct th_record *r)
 #define POLL_BUSY_MS 1
 #define POLL_IDLE_MS 20
 
+/* Moves the runs other processes logged since the last call into their areas' logs. */
+static size_t drain_areas(struct th_record *r)
+{
+	size_t moved = 0;
+	pthread_mutex_lock(&r->lock);
+	for (int i = 0; i < r->ntg; i++)
+		if (r->tg[i].area) {
+			long n = th_area_drain(r->tg[i].area);
+			moved += n > 0 ? (size_t)n : 0;
+		}
+	pthread_mutex_unlock(&r->lock);
+	return moved;
+}
+
+int rec_has_area(const struct th_record *r)
+{
+	for (int i = 0; i < r->ntg; i++)
+		if (r->tg[i].area)
+			return 1;
+	return 0;
+}
+
 static void *poller_main(void *arg)
 {
 	struct th_record *r = arg;
 	while (!r->poller_stop) {
-		size_t runs = th_run_log_drain();
+		size_t runs = th_run_log_drain() + drain_areas(r);
 		rec_consume(r);
 		long ms = runs ? POLL_BUSY_MS : POLL_IDLE_MS;
 		if (r->o.drain_stall_ms > 0)
@@ -128,6 +151,46 @@ static void take_run_logs(struct th_record *r)
 			run->end_ns = log[i].end_ns;
 			run->why = log[i].why;
 		}
+	}
+}
+
+/* The runs drained from a target's area, as the join's records. */
+static void take_area_runs(struct th_record *r, const struct rec_target *t)
+{
+	size_t n;
+	const struct th_run_record *log = th_area_runs(t->area, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct th_rec_run *run = vec_push(&r->col.runs);
+		if (!run) {
+			r->dropped_runs += n - i;
+			return;
+		}
+		int tid = th_area_tid(t->area, (int)log[i].thread);
+		*run = (struct th_rec_run){
+			.pid = t->pid, .task_id = log[i].task_id, .worker = (int)log[i].worker,
+			.tid = tid ? tid : -1, .start_ns = log[i].start_ns, .end_ns = log[i].end_ns,
+			.why = log[i].why,
+		};
+	}
+}
+
+void rec_finish_areas(struct th_record *r)
+{
+	drain_areas(r);
+	for (int i = 0; i < r->ntg; i++) {
+		struct th_area *a = r->tg[i].area;
+		if (!a)
+			continue;
+		for (int w = 0; w < th_area_nworkers(a); w++) {
+			struct rec_worker_start *ws = vec_push(&r->col.wstart);
+			if (ws)
+				*ws = (struct rec_worker_start){ .pid = r->tg[i].pid, .worker = w,
+								 .tid = th_area_tid(a, w) };
+		}
+		take_area_runs(r, &r->tg[i]);
+		r->dropped_runs += th_area_lost(a);
+		th_area_close(a);
+		r->tg[i].area = NULL;
 	}
 }
 

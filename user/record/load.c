@@ -200,14 +200,15 @@ int rec_bind_self(struct th_record *r)
 	return 0;
 }
 
-/* The scheduler programs, then each target's USDT probes when USDT is on. */
+/* The scheduler programs, then each target's USDT probes when USDT is on (for a target
+ * read through its run-log area, only with --usdt: the cross-check). */
 int rec_attach(struct th_record *r)
 {
 	if (attach_sched(r) != 0)
 		return -1;
 	if (r->use_usdt)
 		for (int i = 0; i < r->ntg; i++)
-			if (attach_usdt(r, &r->tg[i]) != 0)
+			if ((!r->tg[i].area || r->o.usdt) && attach_usdt(r, &r->tg[i]) != 0)
 				return -1;
 	return 0;
 }

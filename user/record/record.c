@@ -71,6 +71,20 @@ static int check_start(struct th_record *r)
 	return 0;
 }
 
+/* After the scheduler programs are attached: every run logged has its kernel intervals. */
+static int claim_areas(struct th_record *r)
+{
+	for (int i = 0; i < r->ntg; i++)
+		if (r->tg[i].area) {
+			if (th_area_claim(r->tg[i].area) != 0) {
+				rec_set_error("%s", th_last_error());
+				return -1;
+			}
+			r->tg[i].logged = 1;
+		}
+	return 0;
+}
+
 int th_record_start(struct th_record *r)
 {
 	if (check_start(r) != 0)
@@ -87,25 +101,28 @@ int th_record_start(struct th_record *r)
 		return -1;
 	if (rec_attach(r) != 0)
 		return -1;
+	if (claim_areas(r) != 0)
+		return -1;
 	if (r->o.prog_stats && (r->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME)) < 0) {
 		rec_set_error("enabling BPF run-time statistics failed: %s", strerror(errno));
 		return -1;
 	}
 	r->t_start = th_now_ns();
-	if (has_self(r) && rec_poller_start(r) != 0)
+	if ((has_self(r) || rec_has_area(r)) && rec_poller_start(r) != 0)
 		return -1;
 	rec_release_commands(r);
 	return 0;
 }
 
 /* The processes as the join knows them: the self target's runs come from its run log
- * and its runtime threads are known by index. */
+ * and its runtime threads are known by index; a process read through its run-log area
+ * has a run log too (its threads are named by the worker starts rec_finish_areas adds). */
 static int join_now(struct th_record *r)
 {
 	struct rec_proc procs[TH_REC_MAX_TARGETS];
 	for (int i = 0; i < r->ntg; i++) {
 		int self = r->tg[i].self;
-		procs[i] = (struct rec_proc){ .pid = r->tg[i].pid, .run_log = self,
+		procs[i] = (struct rec_proc){ .pid = r->tg[i].pid, .run_log = self || r->tg[i].logged,
 					      .thread_tids = self ? r->self_tids : NULL,
 					      .nthreads = self ? r->nself : 0,
 					      .nworkers = self ? r->nself_workers : 0 };
@@ -127,6 +144,7 @@ int th_record_stop(struct th_record *r)
 	r->stopped = 1;
 	r->t_stop = th_now_ns();
 	rec_poller_stop(r);
+	rec_finish_areas(r);
 	rec_detach(r);
 	if (r->stats_fd >= 0) {
 		close(r->stats_fd);
@@ -189,6 +207,8 @@ void th_record_close(struct th_record *r)
 	if (r->started && !r->stopped)
 		th_record_stop(r);
 	rec_abandon_commands(r);
+	for (int i = 0; i < r->ntg; i++)
+		th_area_close(r->tg[i].area); /* opened, never started */
 	rec_detach(r);
 	if (r->stats_fd >= 0)
 		close(r->stats_fd);

@@ -87,6 +87,10 @@ int th_record_attach_self(struct th_record *r);
 /* A running process linked with libtaskhop (checked: it must carry `taskhop` USDT notes).
  * pid as this process sees it (works inside a PID namespace). USDT is used. */
 int th_record_attach_pid(struct th_record *r, pid_t pid);
+/* Where the runs of target pid come from, in words for a header line: "its run
+ * logs, in process", "its run-log area (shared memory)" or "USDT probes". NULL
+ * when pid is not a target. */
+const char *th_record_source(struct th_record *r, pid_t pid);
 /* Forks argv (PATH lookup) held before exec; it runs from th_record_start on.
  * *child gets its pid. Reap it with th_record_wait_child. USDT is used. */
 int th_record_attach_command(struct th_record *r, char *const argv[], pid_t *child);

@@ -24,6 +24,8 @@ struct rec_target {
 	char exe[4096];       /* the binary carrying the USDT notes */
 	int exited;
 	int status;
+	struct th_area *area; /* its run-log area (taskhop.h: th_area_*), while recording */
+	int logged;           /* its runs came from its area (USDT, if on, only checks them) */
 };
 
 struct th_record {
@@ -91,6 +93,10 @@ int rec_consume(struct th_record *r);
 int rec_poller_start(struct th_record *r);
 void rec_poller_stop(struct th_record *r);
 void rec_drain_at_stop(struct th_record *r);
+/* drain.c: does a target's run-log area need the poller; the areas' last runs, their
+ * workers' threads and their losses, then the areas are let go (logging stops). */
+int rec_has_area(const struct th_record *r);
+void rec_finish_areas(struct th_record *r);
 /* elfnote.c: 1 if the ELF file has `taskhop` USDT notes, 0 if not, -1 unreadable. */
 int rec_has_taskhop_usdt(const char *path);
 

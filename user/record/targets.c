@@ -76,9 +76,33 @@ int th_record_attach_pid(struct th_record *r, pid_t pid)
 		return -1;
 	}
 	t->pid = pid;
-	r->use_usdt = 1;
+	/* Its run logs, read from shared memory; the USDT probes when it has no area
+	 * (an older libtaskhop, its runtime not running) or drains it itself, and
+	 * with --usdt as well, as a cross-check of the logs. */
+	int area = th_area_open(pid, &t->area);
+	if (area < 0) {
+		rec_set_error("%s", th_last_error());
+		return -1;
+	}
+	if (area == 0 && th_area_busy(t->area)) {
+		th_area_close(t->area);
+		t->area = NULL;
+		area = 1;
+	}
+	if (area == 1 || r->o.usdt)
+		r->use_usdt = 1;
 	r->ntg++;
 	return 0;
+}
+
+const char *th_record_source(struct th_record *r, pid_t pid)
+{
+	for (int i = 0; i < r->ntg; i++)
+		if (r->tg[i].pid == pid)
+			return r->tg[i].self ? "its run logs, in process"
+			       : r->tg[i].area ? "its run-log area (shared memory)"
+					       : "USDT probes";
+	return NULL;
 }
 
 /* PATH lookup as execvp does, so the USDT notes are read from the file that runs. */

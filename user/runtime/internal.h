@@ -77,7 +77,7 @@ struct th_worker {
 	struct th_stack_cache *stacks;
 	_Atomic uint32_t park_word; /* futex: 1 = told to wake */
 	_Atomic int parked;
-	struct th_runlog *log;     /* run log (runlog.h), NULL when off */
+	struct th_runlog *log;     /* run log (runlog.h): its line of the run-log area */
 	uint64_t steals;           /* tasks this worker took from others (policies count) */
 	uint64_t activations;      /* times a spare thread took it over */
 	struct th_task *free_tasks; /* freed task structs kept for reuse (task.c) */
@@ -161,6 +161,8 @@ struct th_runtime {
 	_Atomic uint32_t quiet_word; /* futex: bumped when live_tasks reaches 0 */
 	_Atomic int fence_word;      /* TSan builds: the park/push barrier */
 	_Atomic bool stopping;
+	struct th_area_head *area;  /* the run-log area (area.c) */
+	size_t area_size;
 	_Atomic uint32_t rr_next;   /* round-robin placement */
 	struct th_rng place_rng;    /* seeded random placement (under place_lock) */
 	_Atomic int place_lock;

@@ -1,5 +1,7 @@
 /* runlog.h — a worker's run log: a single-producer ring of task runs stamped with
- * the raw counter, drained (and dated) by any thread while tasks run; runlog.c. */
+ * the raw counter, in the run-log area (bpf/taskhop_abi.h) that a drainer in this
+ * process (runlog.c) or in another one (a recorder attached by pid) empties while
+ * tasks run; the area itself is made by area.c. */
 #ifndef TASKHOP_RUNLOG_H
 #define TASKHOP_RUNLOG_H
 
@@ -8,33 +10,49 @@
 #include <stdint.h>
 
 #include "taskhop.h"
-
-#define TH_RUNLOG_END_NS 1u /* ring record flag (in .reserved): end_ns is CLOCK_MONOTONIC already */
+#include "taskhop_abi.h"
+#include "tscclock.h"
 
 /* Why a ring: the log used to be a fixed array read only when no task ran, so
  * a long run silently lost everything past its capacity. Now the thread
  * serving the worker appends (a few stores, no syscall, never a wait) and a
  * drain moves records out while tasks run. When the drain falls behind and
  * the ring is full, the new run is counted in `dropped` and not written: the
- * producer never waits, and never overwrites a record a drain may be copying. */
+ * producer never waits, and never overwrites a record a drain may be copying.
+ *
+ * Why the producer's fields sit inside the shared struct th_area_log: the
+ * switch path reads `on` and writes `head` through the one pointer it already
+ * had (w->log), in one cache line. The private words (ring, mask, tail_seen)
+ * live in that line's padding; a drainer in another process ignores them. */
 struct th_runlog {
-	/* producer: the thread serving the worker (one at a time) */
 	_Atomic uint64_t head;       /* runs written; release-stored after the record */
-	uint64_t tail_seen;          /* the producer's last look at tail */
 	_Atomic uint64_t dropped;    /* runs not written: the ring was full */
-	struct th_run_record *ring;  /* stamps in counter ticks (tscclock.h) */
+	_Atomic uint32_t on;         /* set by the drainer: log runs */
+	uint32_t pad0;
+	struct th_area_run *ring;    /* this process's address of the worker's ring */
 	uint64_t mask;               /* capacity - 1, a power of two */
-	/* consumer: the drain, under runlog.c's lock */
-	_Atomic uint64_t tail __attribute__((aligned(64)));
-	struct th_run_record *kept;  /* drained runs, dated, in log order */
-	size_t kept_n, kept_cap;
-	uint64_t dropped_base;       /* dropped at the last th_run_log_clear */
-	uint64_t lost_drained;       /* runs drained with no memory left to keep them */
-	uint64_t last_ns;            /* the end of the last run kept (dated) */
+	uint64_t tail_seen;          /* the producer's last look at tail */
+	uint64_t pad1[2];
+	_Atomic uint64_t tail;       /* the drainer's line */
+	uint64_t pad2[7];
 };
 
+_Static_assert(sizeof(struct th_runlog) == sizeof(struct th_area_log), "run log = area log");
+_Static_assert(offsetof(struct th_runlog, head) == offsetof(struct th_area_log, head), "head");
+_Static_assert(offsetof(struct th_runlog, dropped) == offsetof(struct th_area_log, dropped), "dropped");
+_Static_assert(offsetof(struct th_runlog, on) == offsetof(struct th_area_log, on), "on");
+_Static_assert(offsetof(struct th_runlog, tail) == offsetof(struct th_area_log, tail), "tail");
+_Static_assert(sizeof(struct th_area_log) == 128, "two cache lines");
+_Static_assert(sizeof(struct th_area_run) == 32, "half a cache line");
+
+/* Is a drainer taking this worker's runs? One load from the line push writes. */
+static inline int th__runlog_on(const struct th_runlog *l)
+{
+	return (int)atomic_load_explicit(&((struct th_runlog *)l)->on, memory_order_relaxed);
+}
+
 /* Appends r (stamps from th__stamp) unless the ring is full. */
-static inline void th__runlog_push(struct th_runlog *l, const struct th_run_record *r)
+static inline void th__runlog_push(struct th_runlog *l, const struct th_area_run *r)
 {
 	uint64_t h = atomic_load_explicit(&l->head, memory_order_relaxed);
 	if (__builtin_expect(h - l->tail_seen > l->mask, 0)) {
@@ -51,11 +69,32 @@ static inline void th__runlog_push(struct th_runlog *l, const struct th_run_reco
 }
 
 struct th_runtime;
-/* A ring of at least `cap` runs, or NULL (no memory). */
-struct th_runlog *th__runlog_new(size_t cap);
-/* Runtime start/stop: the drain may run only between the two. */
+struct th_stamp_map;
+
+/* ---- the area (area.c) ---- */
+/* Maps the run-log area for rt's workers and points each worker's log at its
+ * line; logging starts on when cfg.run_log_cap is set (this process drains).
+ * -1 with th_last_error set. */
+int th__area_create(struct th_runtime *rt);
+void th__area_destroy(struct th_runtime *rt);
+/* Thread `thread` of rt started with kernel tid `tid`: published for drainers. */
+void th__area_set_tid(struct th_runtime *rt, int thread, int tid);
+
+/* ---- draining (runlog.c) ---- */
+/* Runtime start/stop: the in-process drain may run only between the two. */
 void th__runlog_attach(struct th_runtime *rt);
 void th__runlog_detach(struct th_runtime *rt);
-void th__runlog_free(struct th_runlog *l);
+
+/* Copies the runs [tail, head) of a ring of mask + 1 records into out (room
+ * for head - tail), as public records with raw stamps (dated later by
+ * th__runlog_date). A run naming a worker >= nworkers or a thread >=
+ * nthreads is hostile or torn: it is skipped and counted in *bad. Returns the
+ * number written to out. */
+size_t th__runlog_copy(const struct th_area_run *ring, uint64_t mask, uint64_t tail, uint64_t head,
+		       uint32_t nworkers, uint32_t nthreads, struct th_run_record *out, uint64_t *bad);
+/* Dates n copied runs of one worker, in log order, through map: their times
+ * never go back (*last_ns carries the previous run's end across calls). */
+void th__runlog_date(struct th_run_record *runs, size_t n, const struct th_stamp_map *map,
+		     uint64_t *last_ns);
 
 #endif

@@ -153,14 +153,11 @@ static int init_workers(struct th_runtime *rt)
 		w->stacks = th_stack_cache_new();
 		if (!w->stacks)
 			return -1;
-		if (rt->cfg.run_log_cap) {
-			w->log = th__runlog_new(rt->cfg.run_log_cap);
-			if (!w->log)
-				return -1;
-		}
 	}
 	assign_cpus(rt);
-	return init_threads(rt);
+	if (init_threads(rt) != 0)
+		return -1;
+	return th__area_create(rt);
 }
 
 static void free_workers(struct th_runtime *rt)
@@ -168,10 +165,10 @@ static void free_workers(struct th_runtime *rt)
 	th__act_free(rt);
 	if (!rt->workers)
 		return;
+	th__area_destroy(rt);
 	for (int i = 0; i < rt->nworkers; i++) {
 		th_stack_cache_free(rt->workers[i].stacks);
 		th__free_task_cache(&rt->workers[i]);
-		th__runlog_free(rt->workers[i].log);
 	}
 	free(rt->workers);
 	rt->workers = NULL;

@@ -181,7 +181,7 @@ static th_task *spawn_task(int home, bool sticky, bool preemptible, th_fn fn, vo
 	th_rng_seed(&t->rng, rt->cfg.seed, t->id);
 	/* A clock read is ~20 ns under kvm-clock, a fifth of a whole spawn and
 	 * join; the spawn time is kept when the run is being logged. */
-	t->spawn_ns = rt->cfg.run_log_cap ? th_now_ns() : 0;
+	t->spawn_ns = th__runlog_on((self ? self : &rt->workers[0])->log) ? th_now_ns() : 0;
 	atomic_fetch_add_explicit(&rt->live_tasks, 1, memory_order_relaxed);
 	TH_PROBE_TASK_SPAWN(t->id, t->spawn_worker, home);
 	if (rt->policy->start_task) {

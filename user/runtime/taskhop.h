@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,7 +35,11 @@ struct th_config {
 	size_t stack_size;      /* bytes per task stack, 16 KiB..1 GiB; 0 means 256 KiB */
 	uint64_t seed;          /* run seed: task RNGs and random placement */
 	enum th_placement placement; /* where tasks spawned without a worker start */
-	size_t run_log_cap;     /* >0: each worker logs up to this many task runs */
+	size_t run_log_cap;     /* >0: each worker logs task runs, drained in this process,
+				 * into a ring of this many (th_run_log) */
+	size_t run_log_ring;    /* runs a worker's ring holds when a recorder attached from
+				 * another process drains it (taskhop record -p); 0 = 65,536.
+				 * Larger rides out longer pauses of the drain. */
 	/* >0: the preemption quantum. A task spawned preemptible (th_spawn_opts)
 	 * that runs this long without yielding, blocking or ending is interrupted
 	 * and yielded on its behalf (x86-64 only; README: what such a task must
@@ -271,6 +276,35 @@ void th_run_log_clear(void);
 size_t th_run_log_drain(void);
 /* Runs dropped by all workers since the last clear (rings found full). */
 uint64_t th_run_log_dropped(void);
+
+/* ---- another process's run logs (what `taskhop record -p` uses) ----------------
+ * A running runtime keeps its workers' run logs in a shared memory area (see
+ * bpf/taskhop_abi.h); a process with root can map it and drain the runs, with no
+ * uprobe, signal or system call in the traced process. */
+struct th_area;
+/* Maps process pid's area: 0 and *out set; 1 when it has none (not linked with
+ * a libtaskhop that makes one, or no runtime running); -1 (th_last_error) when
+ * it cannot be read or is not well formed. Everything in it is checked. */
+int th_area_open(pid_t pid, struct th_area **out);
+/* 1 when a live process drains it already (it may be the process itself). */
+int th_area_busy(const struct th_area *a);
+/* Becomes its drainer and turns the workers' logging on; -1 when taken. */
+int th_area_claim(struct th_area *a);
+/* Copies the runs logged since the last call out of the rings and dates them
+ * on CLOCK_MONOTONIC; the number moved, -1 no memory. */
+long th_area_drain(struct th_area *a);
+/* Every run drained (and not forgotten), in drain order; records of the
+ * public th_run_record layout, thread = index for th_area_tid. */
+const struct th_run_record *th_area_runs(const struct th_area *a, size_t *n);
+void th_area_forget_runs(struct th_area *a);
+/* Runs lost: overwritten while the drain lagged, malformed, or no memory. */
+uint64_t th_area_lost(const struct th_area *a);
+/* Kernel tid of its runtime thread i (workers first), 0 unknown. */
+int th_area_tid(const struct th_area *a, int thread);
+int th_area_nthreads(const struct th_area *a);
+int th_area_nworkers(const struct th_area *a);
+/* Logging off, the claim given back, unmapped. NULL is fine. */
+void th_area_close(struct th_area *a);
 
 /* Publish "current task id + switch sequence" of each worker into a shared
  * array (the recorder's BPF_F_MMAPABLE map): at every switch in and out,

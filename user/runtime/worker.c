@@ -80,32 +80,35 @@ static void publish(struct th_os_thread *m, uint64_t task_id)
 }
 
 /* The run log's clock: one counter reading per switch serves as the end of
- * one run and the start of the next; the drain dates it (runlog.h). */
+ * one run and the start of the next; the drain dates it (runlog.h). 0 while
+ * nobody drains the log: the run then begun is not logged. */
 static inline uint64_t log_clock(const struct th_worker *w)
 {
-	return w->log ? th__stamp() : 0;
+	return th__runlog_on(w->log) ? th__stamp() : 0;
 }
 
 static inline void log_run(struct th_worker *w, const struct th_os_thread *m, const struct th_task *t,
 			   uint64_t start, uint64_t end, int why, uint32_t flags)
 {
-	th__runlog_push(w->log, &(struct th_run_record){
-		.task_id = t->id, .start_ns = start, .end_ns = end,
-		.worker = (uint32_t)w->index, .why = (uint32_t)why, .thread = (uint32_t)m->index,
-		.reserved = flags,
+	th__runlog_push(w->log, &(struct th_area_run){
+		.task_id = t->id, .start = start, .end = end,
+		.worker = (uint16_t)w->index, .why = (uint8_t)why, .thread = (uint16_t)m->index,
+		.flags = (uint8_t)flags,
 	});
 }
 
 void th__log_run(struct th_worker *w, const struct th_os_thread *m, const struct th_task *t,
 		 uint64_t start, uint64_t end_ns, int why)
 {
-	if (w->log)
-		log_run(w, m, t, start, end_ns, why, TH_RUNLOG_END_NS);
+	if (start && th__runlog_on(w->log))
+		log_run(w, m, t, start, end_ns, why, TH_AREA_RUN_END_NS);
 }
 
+/* A run is logged when both its ends were stamped: a drainer that arrives (or
+ * leaves) mid-run makes one end 0, and that run is not one it can date. */
 static inline void end_run(struct th_os_thread *m, const struct th_task *t, int why, uint64_t now)
 {
-	if (m->p->log)
+	if (now && m->run_start_ns)
 		log_run(m->p, m, t, m->run_start_ns, now, why, 0);
 }
 
@@ -113,7 +116,7 @@ static inline void end_run(struct th_os_thread *m, const struct th_task *t, int 
  * records are joined with the kernel's), else the cheaper TSC reading. */
 static inline uint64_t task_clock(struct th_worker *w)
 {
-	return w->log ? th_now_ns() : th__tscclock_now(&w->clock);
+	return th__runlog_on(w->log) ? th_now_ns() : th__tscclock_now(&w->clock);
 }
 
 /* now: the clock, if the caller has read it already, else 0. */
@@ -527,7 +530,9 @@ static void thread_init(struct th_os_thread *m)
 		pthread_attr_destroy(&attr);
 	}
 	th__guard_install_thread(&m->altstack);
-	__atomic_store_n(&m->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	int tid = (int)syscall(SYS_gettid);
+	th__area_set_tid(m->rt, m->index, tid);
+	__atomic_store_n(&m->tid, tid, __ATOMIC_RELEASE);
 	th__preempt_thread_start(m);
 }
 

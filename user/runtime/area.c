@@ -1,0 +1,123 @@
+/* area.c — the run-log area: the shared memory file that holds the workers' run
+ * logs, so that a recorder in another process can drain them without a uprobe per
+ * event (bpf/taskhop_abi.h has the layout and the protocol). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "runlog.h"
+
+/* A ring for a recorder that attaches later: 2 MiB of address space per worker,
+ * no memory until a recorder turns logging on (pages are touched by then). At a
+ * switch every 30 ns it holds 2 ms of runs, twice the recorder's busy poll. */
+#define AREA_DEFAULT_RING (1u << 16)
+
+static uint32_t pow2_at_least(size_t n)
+{
+	uint32_t c = 1;
+	while (c < n && c < TH_AREA_MAX_RING)
+		c <<= 1;
+	return c;
+}
+
+static size_t round_up(size_t n, size_t to)
+{
+	return (n + to - 1) / to * to;
+}
+
+/* A memfd that a recorder can open through /proc/PID/map_files; without one
+ * (an old kernel, a seccomp filter) private memory, recordable in process only. */
+static void *map_area(size_t size)
+{
+	int fd = memfd_create(TH_AREA_NAME, MFD_CLOEXEC);
+	if (fd >= 0) {
+		void *p = MAP_FAILED;
+		if (ftruncate(fd, (off_t)size) == 0)
+			p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (p != MAP_FAILED)
+			return p;
+	}
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void fill_head(struct th_area_head *h, const struct th_runtime *rt, uint32_t cap)
+{
+	h->magic = TH_AREA_MAGIC;
+	h->version = TH_AREA_VERSION;
+	h->head_size = sizeof(*h);
+	h->nworkers = (uint32_t)rt->nworkers;
+	h->nthreads = (uint32_t)rt->nthreads;
+	h->ring_cap = cap;
+	h->record_size = sizeof(struct th_area_run);
+	h->stamp_kind = th__ns_per_tick > 0 ? TH_STAMP_COUNTER : TH_STAMP_NS;
+	h->pid = (int32_t)getpid();
+	h->logs_off = round_up(sizeof(*h), 128);
+	h->rings_off = round_up(h->logs_off + (size_t)rt->nworkers * sizeof(struct th_area_log), 4096);
+	h->size = h->rings_off + (uint64_t)rt->nworkers * cap * sizeof(struct th_area_run);
+}
+
+int th__area_create(struct th_runtime *rt)
+{
+	if (rt->nworkers > TH_AREA_MAX_WORKERS || rt->nthreads > TH_AREA_MAX_THREADS) {
+		th__set_error("%d workers and %d threads: the run-log area holds %d and %d", rt->nworkers,
+			      rt->nthreads, TH_AREA_MAX_WORKERS, TH_AREA_MAX_THREADS);
+		return -1;
+	}
+	size_t want = rt->cfg.run_log_cap ? rt->cfg.run_log_cap
+		      : rt->cfg.run_log_ring ? rt->cfg.run_log_ring : AREA_DEFAULT_RING;
+	uint32_t cap = pow2_at_least(want);
+	struct th_area_head proto;
+	memset(&proto, 0, sizeof(proto));
+	fill_head(&proto, rt, cap);
+	struct th_area_head *h = map_area(proto.size);
+	if (!h) {
+		th__set_error("no memory for the run logs (%llu bytes): %s", (unsigned long long)proto.size,
+			      strerror(errno));
+		return -1;
+	}
+	/* a child forked without exec must not share (and corrupt) our logs */
+	(void)madvise(h, proto.size, MADV_DONTFORK);
+	*h = proto;
+	int logging = rt->cfg.run_log_cap > 0;
+	if (logging) {
+		/* touched now, not by the first lap of runs: a page fault on the switch
+		 * path (one per 128 runs, a few us each) is the recorder perturbing
+		 * what it records */
+		memset((char *)h + h->rings_off, 0, h->size - h->rings_off);
+		__atomic_store_n(&h->owner, h->pid, __ATOMIC_RELEASE);
+	}
+	for (int i = 0; i < rt->nworkers; i++) {
+		struct th_runlog *l = (struct th_runlog *)((char *)h + h->logs_off) + i;
+		l->ring = (struct th_area_run *)((char *)h + h->rings_off) + (size_t)i * cap;
+		l->mask = cap - 1;
+		atomic_store_explicit(&l->on, (uint32_t)logging, memory_order_release);
+		rt->workers[i].log = l;
+	}
+	rt->area = h;
+	rt->area_size = proto.size; /* not h->size: a drainer can write the area */
+	return 0;
+}
+
+void th__area_destroy(struct th_runtime *rt)
+{
+	struct th_area_head *h = rt->area;
+	if (!h)
+		return;
+	for (int i = 0; i < rt->nworkers; i++)
+		rt->workers[i].log = NULL;
+	munmap(h, rt->area_size);
+	rt->area = NULL;
+}
+
+void th__area_set_tid(struct th_runtime *rt, int thread, int tid)
+{
+	struct th_area_head *h = rt->area;
+	if (h && thread >= 0 && thread < (int)h->nthreads)
+		__atomic_store_n(&h->tids[thread], tid, __ATOMIC_RELEASE);
+}
