@@ -92,13 +92,12 @@ static void default_path_sees_every_run(const char *policy)
 	rec_darts_default(&d);
 	int n = rec_darts_run(&d, tasks);
 	assert_int_equal(n, d.nshort + 1);
+	assert_int_equal(rec_darts_bind_threads(r, tasks, n), 0); /* kthread policy */
 	assert_int_equal(th_record_stop(r), 0);
 	for (int i = 0; i < n; i++) {
 		struct th_task_stats st;
 		struct th_rec_task rt;
 		th_task_stats(tasks[i], &st);
-		if (st.kernel_tid) /* kthread policy: the task is its own thread */
-			th_record_bind_thread(r, st.id, (int)st.kernel_tid);
 		assert_int_equal(th_record_task(r, 0, st.id, &rt), 0);
 		assert_int_equal(rt.runs, st.runs);
 		assert_int_equal(rt.worker_hops, st.worker_hops);
@@ -137,6 +136,7 @@ static void reconcile_policy(const char *policy)
 	d.seed = 1000 + strlen(policy);
 	int n = rec_darts_run(&d, tasks);
 	assert_int_equal(n, d.nshort + 1);
+	assert_int_equal(rec_darts_bind_threads(r, tasks, n), 0);
 	assert_int_equal(th_record_stop(r), 0);
 
 	uint64_t total_runs = 0;
@@ -144,8 +144,6 @@ static void reconcile_policy(const char *policy)
 		struct th_task_stats st;
 		struct th_rec_task rt;
 		th_task_stats(tasks[i], &st);
-		if (st.kernel_tid)
-			th_record_bind_thread(r, st.id, (int)st.kernel_tid);
 		assert_int_equal(th_record_task(r, 0, st.id, &rt), 0);
 		assert_true(st.runs >= 1);
 		assert_int_equal(rt.usdt_runs, st.runs);
@@ -964,6 +962,26 @@ static void bad_targets_are_refused_with_one_line(void **state)
 	close_rec(r);
 }
 
+/* The figures are computed once, at stop, with the bindings given by then: a binding
+ * after stop is refused in one line instead of being silently left out. */
+static void a_binding_after_stop_is_refused_in_one_line(void **state)
+{
+	(void)state;
+	NEED_BPF();
+	start_runtime("shared", 1, false);
+	struct th_record *r = record_self(false);
+	assert_int_equal(th_record_bind_thread(r, 1, (int)gettid()), 0);
+	assert_int_equal(th_record_stop(r), 0);
+	assert_int_equal(th_record_bind_thread(r, 2, (int)gettid()), -1);
+	print_message("  bind after stop: %s\n", th_record_error());
+	assert_non_null(strstr(th_record_error(), "before th_record_stop"));
+	struct th_rec_task t;
+	assert_int_equal(th_record_task(r, 0, 1, &t), 0); /* bound before: joined */
+	assert_int_equal(th_record_task(r, 0, 2, &t), -1);
+	close_rec(r);
+	th_runtime_stop();
+}
+
 /* ---- the subcommand ------------------------------------------------------------ */
 
 static char ctrlc_json[256], ctrlc_marker[256];
@@ -1050,6 +1068,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(record_with_bpf_caps_only_names_root_not_run_options, teardown),
 		cmocka_unit_test_teardown(without_btf_the_error_names_the_kernel_option, teardown),
 		cmocka_unit_test_teardown(bad_targets_are_refused_with_one_line, teardown),
+		cmocka_unit_test_teardown(a_binding_after_stop_is_refused_in_one_line, teardown),
 		cmocka_unit_test_teardown(ctrl_c_detaches_writes_the_recording_and_exits_0, teardown),
 		cmocka_unit_test_teardown(record_usage_errors_exit_2, teardown),
 	};

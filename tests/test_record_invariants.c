@@ -162,16 +162,11 @@ static void check_policy(const char *policy, bool inject)
 			      atomic_load(&in->hidden));
 		assert_true(atomic_load(&in->hidden) > 0); /* else this run tested nothing */
 	}
+	assert_int_equal(rec_darts_bind_threads(r, tasks, n), 0); /* kthread policy */
 	assert_int_equal(th_record_stop(r), 0);
 	uint64_t wall = th_now_ns() - t0;
 
 	uint64_t task_sum = 0, worker_sum = 0;
-	for (int i = 0; i < n; i++) {
-		struct th_task_stats st;
-		th_task_stats(tasks[i], &st);
-		if (st.kernel_tid)
-			th_record_bind_thread(r, st.id, (int)st.kernel_tid);
-	}
 	for (int i = 0; i < n; i++) {
 		struct th_task_stats st;
 		struct th_rec_task rt;

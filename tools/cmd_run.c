@@ -479,14 +479,15 @@ struct json *cli_execute(const struct cli_run *o, int argc, char **argv, int *rc
 	struct runlog log = { 0 };
 	if (runtime)
 		snapshot_log(&log, workers);
+	/* kthread policy: a task's own thread is bound before the stop computes the figures */
+	for (size_t i = 0; rec && i < res.ntasks; i++)
+		if (res.tasks[i].st.kernel_tid)
+			th_record_bind_thread(rec, res.tasks[i].st.id, (int)res.tasks[i].st.kernel_tid);
 	if (rec && th_record_stop(rec)) {
 		fprintf(stderr, "taskhop run: BPF recorder: %s (BPF fields left null)\n", th_record_error());
 		th_record_close(rec);
 		rec = NULL;
 	}
-	for (size_t i = 0; rec && i < res.ntasks; i++)
-		if (res.tasks[i].st.kernel_tid)
-			th_record_bind_thread(rec, res.tasks[i].st.id, (int)res.tasks[i].st.kernel_tid);
 	struct json *run = NULL;
 	if (wrc != 0) {
 		*rc = cli_fail("run", "%s: %s", o->wl->name, err[0] ? err : "failed");

@@ -1,6 +1,7 @@
 /* rec_darts.c — the darts-like workload of rec_darts.h: 20 short + 1 long task, each
  * yielding 10 times, spawned on random workers as the article's @tspawnat does. */
 #include "rec_darts.h"
+#include "record.h"
 
 struct dart_arg {
 	uint64_t draws;
@@ -50,4 +51,15 @@ int rec_darts_run(const struct rec_darts *d, th_task **tasks)
 	for (int i = 0; i < n; i++)
 		th_wait(tasks[i]);
 	return n;
+}
+
+int rec_darts_bind_threads(struct th_record *r, th_task **tasks, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct th_task_stats st;
+		th_task_stats(tasks[i], &st);
+		if (st.kernel_tid && th_record_bind_thread(r, st.id, (int)st.kernel_tid) != 0)
+			return -1;
+	}
+	return 0;
 }

@@ -25,4 +25,9 @@ void rec_darts_default(struct rec_darts *d);
  * returns the number of tasks, or -1. Needs a running runtime. */
 int rec_darts_run(const struct rec_darts *d, th_task **tasks);
 
+/* kthread policy: binds each of the n tasks that ran as its own kernel thread to that
+ * thread (th_record_bind_thread), which a recording needs before th_record_stop. 0 or -1. */
+struct th_record;
+int rec_darts_bind_threads(struct th_record *r, th_task **tasks, int n);
+
 #endif

@@ -11,9 +11,10 @@ DIST_MPI_PLUGIN := $(if $(MPICC),$(B)/libthdist_mpi.so)
 
 all: $(DIST_MPI_PLUGIN)
 
-$(B)/libthdist_mpi.so: user/dist/mpi/th_mpi_plugin.c user/dist/dist_int.h user/dist/frame.h user/dist/dist.h
+$(B)/libthdist_mpi.so: user/dist/mpi/th_mpi_plugin.c user/dist/dist_int.h user/dist/frame.h user/dist/dist.h \
+			  user/runtime/errbuf.h
 	@mkdir -p $(dir $@)
-	$(MPICC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -Iuser/dist -o $@ $<
+	$(MPICC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -Iuser/dist -Iuser/runtime -o $@ $<
 
 .PHONY: install-dist-mpi
 install: install-dist-mpi

@@ -9,9 +9,11 @@
 #include <sys/types.h>
 
 #include "dist.h"
+#include "errbuf.h"
 #include "frame.h"
 
-void th_dist__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The pool's error line, read back by th_dist_last_error (errbuf.h). */
+#define th_dist__set_error(...) th_errbuf_set(TH_ERRBUF_DIST, __VA_ARGS__)
 
 uint64_t th_dist__now_ns(void);
 

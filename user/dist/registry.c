@@ -19,19 +19,9 @@ static struct {
 } reg[TH_DIST_MAX_FNS];
 static int nreg;
 
-static __thread char last_error[512];
-
-void th_dist__set_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof last_error, fmt, ap);
-	va_end(ap);
-}
-
 const char *th_dist_last_error(void)
 {
-	return last_error;
+	return th_errbuf_get(TH_ERRBUF_DIST);
 }
 
 uint64_t th_dist__now_ns(void)

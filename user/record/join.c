@@ -1,126 +1,43 @@
-/* join.c — turns the recorder's raw material (kernel on-CPU intervals, migrations, run
- * logs, USDT events) into per-run CPUs and per-task / per-worker figures. */
+/* join.c — the recorder's analysis (join.h): joins runs with their worker threads'
+ * kernel intervals, by thread and time, into per-run CPUs and per-task / per-worker
+ * figures. A function of its input only: no BPF, no runtime, no recorder state. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
-#include "record_int.h"
+#include "join.h"
 #include "taskhop.h"
+#include "taskhop_abi.h"
 
-void *vec_push(struct vec *v)
+void rec_collected_init(struct rec_collected *c)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		void *p = realloc(v->p, cap * v->size);
-		if (!p)
-			return NULL;
-		v->p = p;
-		v->cap = cap;
-	}
-	void *e = (char *)v->p + v->n++ * v->size;
-	memset(e, 0, v->size);
-	return e;
+	c->runs = (struct vec)VEC(struct th_rec_run);
+	c->uruns = (struct vec)VEC(struct rec_usdt_run);
+	c->ivals = (struct vec)VEC(struct rec_ival);
+	c->migs = (struct vec)VEC(struct th_rec_migration);
+	c->spawns = (struct vec)VEC(struct rec_spawn);
+	c->wstart = (struct vec)VEC(struct rec_worker_start);
+	c->binds = (struct vec)VEC(struct rec_bind);
 }
 
-void vec_free(struct vec *v)
+void rec_collected_free(struct rec_collected *c)
 {
-	free(v->p);
-	v->p = NULL;
-	v->n = v->cap = 0;
+	vec_free(&c->runs);
+	vec_free(&c->uruns);
+	vec_free(&c->ivals);
+	vec_free(&c->migs);
+	vec_free(&c->spawns);
+	vec_free(&c->wstart);
+	vec_free(&c->binds);
 }
 
-/* ---- events ----------------------------------------------------------------- */
-
-/* The slot of (pid, tid) in the open-run table: its own, or the empty one to take. */
-static size_t open_slot(struct th_record *r, int pid, int tid)
+void rec_joined_free(struct rec_joined *j)
 {
-	size_t h = ((size_t)(unsigned)tid * 2654435761u + (size_t)(unsigned)pid) % REC_OPEN_SLOTS;
-	for (size_t n = 0; n < REC_OPEN_SLOTS; n++, h = (h + 1) % REC_OPEN_SLOTS)
-		if (!r->open_run[h].tid || (r->open_run[h].tid == tid && r->open_run[h].pid == pid))
-			return h;
-	return REC_OPEN_SLOTS; /* full: more live threads than slots */
-}
-
-static void usdt_event(struct th_record *r, const struct th_event *e)
-{
-	size_t h;
-
-	switch (e->probe) {
-	case TH_P_TASK_SPAWN: {
-		struct rec_spawn *sp = vec_push(&r->spawns);
-		if (sp)
-			*sp = (struct rec_spawn){ .pid = (int)e->tgid, .worker = (int)e->b,
-						  .task_id = (uint64_t)e->a };
-		return;
-	}
-	case TH_P_TASK_RUN: {
-		struct rec_usdt_run *u = vec_push(&r->uruns);
-		if (!u)
-			return;
-		*u = (struct rec_usdt_run){ .pid = (int)e->tgid, .tid = (int)e->tid, .worker = (int)e->b,
-					    .cpu = (int)e->cpu, .task_id = (uint64_t)e->a,
-					    .start = e->ts, .open = 1 };
-		h = open_slot(r, u->pid, u->tid);
-		if (h < REC_OPEN_SLOTS) {
-			r->open_run[h].pid = u->pid;
-			r->open_run[h].tid = u->tid;
-			r->open_run[h].idx1 = r->uruns.n;
-		}
-		return;
-	}
-	case TH_P_TASK_YIELD:
-	case TH_P_TASK_BLOCK:
-	case TH_P_TASK_DONE:
-		h = open_slot(r, (int)e->tgid, (int)e->tid);
-		if (h < REC_OPEN_SLOTS && r->open_run[h].idx1) {
-			struct rec_usdt_run *u = VAT(r->uruns, struct rec_usdt_run, r->open_run[h].idx1 - 1);
-			u->open = 0;
-			u->end = e->ts;
-			u->why = e->probe == TH_P_TASK_YIELD ? TH_WHY_YIELD
-				 : e->probe == TH_P_TASK_BLOCK ? TH_WHY_BLOCK : TH_WHY_DONE;
-			r->open_run[h].idx1 = 0; /* the slot stays the thread's: no tombstones needed */
-		}
-		return;
-	case TH_P_WORKER_START: {
-		struct th_rec_worker *w = vec_push(&r->wstart);
-		if (w) {
-			w->pid = (int)e->tgid;
-			w->worker = (int)e->a;
-			w->tid = (int)e->tid;
-		}
-		return;
-	}
-	default:
-		return;
-	}
-}
-
-int rec_handle_event(void *ctx, void *data, size_t len)
-{
-	struct th_record *r = ctx;
-	const struct th_event *e = data;
-
-	if (len < sizeof(*e))
-		return 0;
-	r->nevents++;
-	if (e->kind == TH_EV_ONCPU) {
-		struct rec_ival *iv = vec_push(&r->ivals);
-		if (iv)
-			*iv = (struct rec_ival){ .pid = (int)e->tgid, .tid = (int)e->tid, .cpu = (int)e->cpu,
-						 .host_tid = (int)e->host_tid, .flags = e->flags,
-						 .start = e->start, .end = e->ts, .wait_ns = e->wait_ns,
-						 .task_id = e->task_id, .seq = e->seq };
-	} else if (e->kind == TH_EV_MIGRATE) {
-		struct th_rec_migration *m = vec_push(&r->migs);
-		if (m)
-			*m = (struct th_rec_migration){ .pid = (int)e->tgid, .tid = (int)e->tid,
-							.worker = e->slot, .orig_cpu = (int)e->a,
-							.dest_cpu = (int)e->b, .ts_ns = e->ts,
-							.task_id = e->task_id };
-	} else if (e->kind == TH_EV_USDT) {
-		usdt_event(r, e);
-	}
-	return 0;
+	vec_free(&j->runs);
+	vec_free(&j->tasks);
+	vec_free(&j->workers);
+	vec_free(&j->ivals);
+	vec_free(&j->migs);
 }
 
 /* ---- sorting helpers ---------------------------------------------------------- */
@@ -152,6 +69,15 @@ static int run_thread_cmp(const void *x, const void *y)
 	return c;
 }
 
+static int run_task_cmp(const void *x, const void *y)
+{
+	const struct th_rec_run *a = x, *b = y;
+	int c = CMP(a->pid, b->pid);
+	if (!c) c = CMP(a->task_id, b->task_id);
+	if (!c) c = CMP(a->start_ns, b->start_ns);
+	return c;
+}
+
 static int urun_task_cmp(const void *x, const void *y)
 {
 	const struct rec_usdt_run *a = x, *b = y;
@@ -161,24 +87,22 @@ static int urun_task_cmp(const void *x, const void *y)
 	return c;
 }
 
-static int is_self(struct th_record *r, int pid)
+static int task_cmp(const void *x, const void *y)
 {
-	for (int i = 0; i < r->ntg; i++)
-		if (r->tg[i].pid == pid)
-			return r->tg[i].self;
-	return 0;
+	const struct th_rec_task *a = x, *b = y;
+	int c = CMP(a->pid, b->pid);
+	return c ? c : CMP(a->task_id, b->task_id);
 }
 
-/* Its runs come from its run logs (in process, or through its area): USDT only checks them. */
-static int has_run_log(struct th_record *r, int pid)
+static int worker_cmp(const void *x, const void *y)
 {
-	for (int i = 0; i < r->ntg; i++)
-		if (r->tg[i].pid == pid)
-			return r->tg[i].self || r->tg[i].logged;
-	return 0;
+	const struct th_rec_worker *a = x, *b = y;
+	int c = CMP(a->pid, b->pid);
+	if (!c) c = CMP((unsigned)a->worker, (unsigned)b->worker); /* -1 (spares, kthread tasks) last */
+	if (!c) c = CMP((unsigned)a->thread, (unsigned)b->thread); /* spares by index */
+	if (!c) c = CMP(a->tid, b->tid);
+	return c;
 }
-
-/* ---- runs: from the run logs, from USDT, from kthread bindings ------------------ */
 
 /* Index of the first run of (pid, task) in runs sorted by (pid, task, start). */
 struct task_key { int pid; uint64_t task; uint64_t start; size_t idx; };
@@ -192,97 +116,189 @@ static int tkey_cmp(const void *x, const void *y)
 	return c;
 }
 
-/* Self target with USDT: the i-th USDT run of a task is its i-th logged run; USDT runs
- * of tasks with no logged run (kthread policy) become runs of their own. Other
- * targets: every USDT run is a run. */
-static int build_runs(struct th_record *r)
+/* ---- who is who ------------------------------------------------------------------- */
+
+static const struct rec_proc *proc_of(const struct rec_scope *s, int pid)
 {
-	size_t nlog = r->runs.n, nu = r->uruns.n;
+	for (int i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+/* The runtime thread index of (pid, tid) when the process's thread table is known, or -1. */
+static int thread_of(const struct rec_scope *s, int pid, int tid)
+{
+	const struct rec_proc *p = proc_of(s, pid);
+	if (p && p->thread_tids)
+		for (int i = 0; i < p->nthreads; i++)
+			if (p->thread_tids[i] == tid)
+				return i;
+	return -1;
+}
+
+/* The worker a thread started serving; -1 for spare threads, which serve whichever
+ * worker they take over (activations). uruns must be sorted (by task) already: the
+ * first task_run on a thread names its worker. */
+static int worker_of(const struct rec_scope *s, const struct rec_collected *c, int pid, int tid)
+{
+	int thread = thread_of(s, pid, tid);
+	if (thread >= 0)
+		return thread < proc_of(s, pid)->nworkers ? thread : -1;
+	for (size_t i = 0; i < c->wstart.n; i++) {
+		const struct rec_worker_start *w = VAT(c->wstart, struct rec_worker_start, i);
+		if (w->pid == pid && w->tid == tid)
+			return w->worker;
+	}
+	/* attached after worker_start (-p): the worker task_run names on this thread */
+	for (size_t i = 0; i < c->uruns.n; i++) {
+		const struct rec_usdt_run *u = VAT(c->uruns, struct rec_usdt_run, i);
+		if (u->pid == pid && u->tid == tid)
+			return u->worker;
+	}
+	return -1;
+}
+
+/* ---- runs: from the run logs, from USDT, from kthread bindings ------------------ */
+
+/* What the join computes starts from nothing, whatever a collector left there. */
+static void clear_joined_fields(struct vec *runs)
+{
+	for (size_t i = 0; i < runs->n; i++) {
+		struct th_rec_run *x = VAT(*runs, struct th_rec_run, i);
+		x->cpu = x->usdt_cpu = -1;
+		x->usdt_ts_ns = x->on_cpu_ns = x->runq_wait_ns = x->runq_wait_end_ns = 0;
+	}
+}
+
+/* USDT runs of one task [i, j) when it has logged runs from keys[k] on: the i-th USDT
+ * run of a task cross-checks its i-th logged run. */
+static void cross_check(struct vec *runs, const struct task_key *keys, size_t k, size_t nlog,
+			const struct rec_usdt_run *u, size_t i, size_t j)
+{
+	for (size_t m = i; m < j; m++) {
+		size_t kk = k + (m - i);
+		if (kk >= nlog || keys[kk].pid != u[i].pid || keys[kk].task != u[i].task_id)
+			return;
+		struct th_rec_run *x = VAT(*runs, struct th_rec_run, keys[kk].idx);
+		x->usdt_cpu = u[m].cpu;
+		x->usdt_ts_ns = u[m].start;
+	}
+}
+
+/* Logged runs and USDT runs into one array. A process with a run log: the USDT runs of
+ * a logged task cross-check its logged runs; USDT runs of tasks with no logged run
+ * (kthread policy) become runs of their own. Other processes: every USDT run is a run.
+ * Sorts c->uruns by (pid, task, start). */
+static int build_runs(const struct rec_scope *s, struct rec_collected *c, struct vec *runs)
+{
+	size_t nlog = runs->n, nu = c->uruns.n;
 	struct task_key *keys = calloc(nlog + 1, sizeof(*keys));
 	if (!keys)
 		return -1;
 	for (size_t i = 0; i < nlog; i++) {
-		struct th_rec_run *x = VAT(r->runs, struct th_rec_run, i);
+		struct th_rec_run *x = VAT(*runs, struct th_rec_run, i);
 		keys[i] = (struct task_key){ x->pid, x->task_id, x->start_ns, i };
 	}
 	sort_n(keys, nlog, sizeof(*keys), tkey_cmp);
-	sort_n(r->uruns.p, nu, sizeof(struct rec_usdt_run), urun_task_cmp);
+	sort_n(c->uruns.p, nu, sizeof(struct rec_usdt_run), urun_task_cmp);
+	const struct rec_usdt_run *u = c->uruns.p;
 	size_t k = 0;
 	for (size_t i = 0; i < nu;) {
-		struct rec_usdt_run *u = VAT(r->uruns, struct rec_usdt_run, i);
 		size_t j = i;
-		while (j < nu && VAT(r->uruns, struct rec_usdt_run, j)->pid == u->pid &&
-		       VAT(r->uruns, struct rec_usdt_run, j)->task_id == u->task_id)
+		while (j < nu && u[j].pid == u[i].pid && u[j].task_id == u[i].task_id)
 			j++;
-		while (k < nlog && (keys[k].pid < u->pid || (keys[k].pid == u->pid && keys[k].task < u->task_id)))
+		while (k < nlog && (keys[k].pid < u[i].pid ||
+				    (keys[k].pid == u[i].pid && keys[k].task < u[i].task_id)))
 			k++;
-		int logged = has_run_log(r, u->pid) && k < nlog && keys[k].pid == u->pid &&
-			     keys[k].task == u->task_id;
-		for (size_t m = i; m < j; m++) {
-			struct rec_usdt_run *v = VAT(r->uruns, struct rec_usdt_run, m);
-			if (logged) {
-				size_t kk = k + (m - i);
-				if (kk < nlog && keys[kk].pid == u->pid && keys[kk].task == u->task_id) {
-					struct th_rec_run *x = VAT(r->runs, struct th_rec_run, keys[kk].idx);
-					x->usdt_cpu = v->cpu;
-					x->usdt_ts_ns = v->start;
-				}
-				continue;
-			}
-			struct th_rec_run *x = vec_push(&r->runs);
+		const struct rec_proc *p = proc_of(s, u[i].pid);
+		if (p && p->run_log && k < nlog && keys[k].pid == u[i].pid && keys[k].task == u[i].task_id) {
+			cross_check(runs, keys, k, nlog, u, i, j);
+			i = j;
+			continue;
+		}
+		for (; i < j; i++) {
+			struct th_rec_run *x = vec_push(runs);
 			if (!x) {
 				free(keys);
 				return -1;
 			}
-			*x = (struct th_rec_run){ .pid = v->pid, .task_id = v->task_id, .worker = v->worker,
-						  .tid = v->tid, .cpu = -1, .usdt_cpu = v->cpu,
-						  .start_ns = v->start, .end_ns = v->open ? r->t_stop : v->end,
-						  .usdt_ts_ns = v->start, .why = v->open ? 0 : v->why };
+			*x = (struct th_rec_run){ .pid = u[i].pid, .task_id = u[i].task_id,
+						  .worker = u[i].worker, .tid = u[i].tid, .cpu = -1,
+						  .usdt_cpu = u[i].cpu, .start_ns = u[i].start,
+						  .end_ns = u[i].open ? s->t_stop : u[i].end,
+						  .usdt_ts_ns = u[i].start, .why = u[i].open ? 0 : u[i].why };
 		}
-		i = j;
 	}
 	free(keys);
-	for (size_t i = 0; i < r->runs.n; i++) {
-		struct th_rec_run *b = vec_push(&r->base_runs);
-		if (!b)
-			return -1;
-		*b = *VAT(r->runs, struct th_rec_run, i);
-	}
-	r->runs_built = 1;
 	return 0;
 }
 
-/* kthread tasks bound with th_record_bind_thread and not seen by USDT: one run that
+/* kthread tasks bound with th_record_bind_thread and not seen otherwise: one run that
  * covers the recording, on their own thread. */
-static int add_binds(struct th_record *r)
+static int add_binds(const struct rec_scope *s, const struct rec_collected *c, struct vec *runs)
 {
-	r->runs.n = 0; /* rebuilt from the base runs: bindings may come after a first query */
-	for (size_t i = 0; i < r->base_runs.n; i++) {
-		struct th_rec_run *x = vec_push(&r->runs);
-		if (!x)
-			return -1;
-		*x = *VAT(r->base_runs, struct th_rec_run, i);
-	}
-	for (size_t i = 0; i < r->binds.n; i++) {
-		struct th_rec_run *b = VAT(r->binds, struct th_rec_run, i);
+	size_t seen_n = runs->n; /* the runs seen: logged or USDT */
+	for (size_t i = 0; i < c->binds.n; i++) {
+		const struct rec_bind *b = VAT(c->binds, struct rec_bind, i);
 		int seen = 0;
-		for (size_t j = 0; j < r->base_runs.n && !seen; j++) {
-			struct th_rec_run *x = VAT(r->base_runs, struct th_rec_run, j);
+		for (size_t j = 0; j < seen_n && !seen; j++) {
+			const struct th_rec_run *x = VAT(*runs, struct th_rec_run, j);
 			seen = x->pid == b->pid && x->task_id == b->task_id;
 		}
 		if (seen)
 			continue;
-		struct th_rec_run *x = vec_push(&r->runs);
+		struct th_rec_run *x = vec_push(runs);
 		if (!x)
 			return -1;
 		*x = (struct th_rec_run){ .pid = b->pid, .task_id = b->task_id, .worker = -1, .tid = b->tid,
-					  .cpu = -1, .usdt_cpu = -1, .start_ns = r->t_start,
-					  .end_ns = r->t_stop };
+					  .cpu = -1, .usdt_cpu = -1, .start_ns = s->t_start,
+					  .end_ns = s->t_stop };
 	}
 	return 0;
 }
 
-/* ---- the join ---------------------------------------------------------------------- */
+/* ---- intervals --------------------------------------------------------------------- */
+
+size_t rec_first_ending_after(const struct rec_ival *iv, size_t lo, size_t hi, uint64_t ts)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (iv[mid].end < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* After the sort by (thread, end), before any use of `start`: gives every interval a
+ * start, and makes a thread's intervals and run-queue waits disjoint, since a thread is
+ * on one CPU at a time and waits only while off it. An unknown start (on a CPU when
+ * recording began) becomes the recording's start only for a thread's first interval;
+ * later ones cannot start before the previous interval ended. Waits are cut to the time
+ * since the previous interval (or the recording's start). So per thread, on-CPU +
+ * run-queue wait never exceed the time it was followed, whatever the kernel side missed. */
+static void settle_intervals(const struct rec_scope *s, struct vec *ivals)
+{
+	struct rec_ival *iv = ivals->p;
+	for (size_t i = 0; i < ivals->n; i++) {
+		int first = i == 0 || iv[i - 1].pid != iv[i].pid || iv[i - 1].tid != iv[i].tid;
+		uint64_t floor = first ? s->t_start : iv[i - 1].end;
+		uint64_t st = (iv[i].flags & TH_EVF_START_UNKNOWN) || !iv[i].start ? floor : iv[i].start;
+		if (!first && st < floor) /* overlaps the previous one: cannot be */
+			st = floor;
+		iv[i].start = st < iv[i].end ? st : iv[i].end;
+		/* what is before the recording or before the previous interval is not a wait */
+		uint64_t room = iv[i].start > floor ? iv[i].start - floor : 0;
+		if (first && iv[i].start < s->t_start)
+			room = 0;
+		if (iv[i].wait_ns > room)
+			iv[i].wait_ns = room;
+	}
+}
+
+/* ---- the join of one thread's runs with its intervals ------------------------------- */
 
 struct run_acc {
 	uint64_t on_ns, wait_ns, preempt;
@@ -306,45 +322,6 @@ static int seg_cmp(const void *x, const void *y)
 	return c;
 }
 
-/* First interval index in [lo, hi) whose end >= ts (intervals of one thread). */
-static size_t first_ending_after(const struct rec_ival *iv, size_t lo, size_t hi, uint64_t ts)
-{
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (iv[mid].end < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* After the sort by (thread, end), before any use of `start`: gives every interval a start, and makes a thread's
- * intervals and run-queue waits disjoint, since a thread is on one CPU at a time and
- * waits only while off it. An unknown start (on a CPU when recording began) becomes
- * the recording's start only for a thread's first interval; later ones cannot start
- * before the previous interval ended. Waits are cut to the time since the previous
- * interval (or the recording's start). So per thread, on-CPU + run-queue wait never
- * exceed the time it was followed, whatever the kernel side missed. */
-static void settle_intervals(struct th_record *r)
-{
-	struct rec_ival *iv = r->ivals.p;
-	for (size_t i = 0; i < r->ivals.n; i++) {
-		int first = i == 0 || iv[i - 1].pid != iv[i].pid || iv[i - 1].tid != iv[i].tid;
-		uint64_t floor = first ? r->t_start : iv[i - 1].end;
-		uint64_t s = (iv[i].flags & TH_EVF_START_UNKNOWN) || !iv[i].start ? floor : iv[i].start;
-		if (!first && s < floor) /* overlaps the previous one: cannot be */
-			s = floor;
-		iv[i].start = s < iv[i].end ? s : iv[i].end;
-		/* what is before the recording or before the previous interval is not a wait */
-		uint64_t room = iv[i].start > floor ? iv[i].start - floor : 0;
-		if (first && iv[i].start < r->t_start)
-			room = 0;
-		if (iv[i].wait_ns > room)
-			iv[i].wait_ns = room;
-	}
-}
-
 /* Joins the runs of one thread [rlo, rhi) with its intervals [ilo, ihi). */
 static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo, size_t rhi,
 		       const struct rec_ival *iv, size_t ilo, size_t ihi, struct vec *segs)
@@ -353,7 +330,7 @@ static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo,
 		struct th_rec_run *x = &runs[k];
 		uint64_t s = x->start_ns, e = x->end_ns;
 		x->cpu = -1;
-		for (size_t i = first_ending_after(iv, ilo, ihi, s); i < ihi; i++) {
+		for (size_t i = rec_first_ending_after(iv, ilo, ihi, s); i < ihi; i++) {
 			uint64_t is = iv[i].start;
 			if (is > e)
 				break;
@@ -417,15 +394,41 @@ static void charge_blocks(const struct th_rec_run *runs, struct run_acc *acc, si
 	}
 }
 
+/* Every thread's runs with its intervals; runs sorted by (pid, tid, start), intervals
+ * by (pid, tid, end). */
+static int join_threads(struct vec *runv, const struct vec *ivals, struct run_acc *acc,
+			struct vec *segs)
+{
+	struct th_rec_run *runs = runv->p;
+	const struct rec_ival *iv = ivals->p;
+	size_t ii = 0;
+	for (size_t k = 0; k < runv->n;) {
+		size_t kk = k;
+		while (kk < runv->n && runs[kk].pid == runs[k].pid && runs[kk].tid == runs[k].tid)
+			kk++;
+		while (ii < ivals->n && (iv[ii].pid < runs[k].pid ||
+					 (iv[ii].pid == runs[k].pid && iv[ii].tid < runs[k].tid)))
+			ii++;
+		size_t ij = ii;
+		while (ij < ivals->n && iv[ij].pid == runs[k].pid && iv[ij].tid == runs[k].tid)
+			ij++;
+		if (join_thread(runs, acc, k, kk, iv, ii, ij, segs) != 0)
+			return -1;
+		charge_blocks(runs, acc, k, kk, iv, ii, ij);
+		k = kk;
+	}
+	return 0;
+}
+
 /* Each kernel migration of a thread that ran tasks goes to one run: the run going on
  * when it happened, else the thread's next run; none after its last. Runs are sorted
  * by (pid, tid, start) and do not overlap on a thread. */
-static void charge_migrations(struct th_record *r, struct run_acc *acc)
+static void charge_migrations(const struct vec *runv, const struct vec *migs, struct run_acc *acc)
 {
-	const struct th_rec_run *runs = r->runs.p;
-	size_t n = r->runs.n;
-	for (size_t i = 0; i < r->migs.n; i++) {
-		const struct th_rec_migration *m = VAT(r->migs, struct th_rec_migration, i);
+	const struct th_rec_run *runs = runv->p;
+	size_t n = runv->n;
+	for (size_t i = 0; i < migs->n; i++) {
+		const struct th_rec_migration *m = VAT(*migs, struct th_rec_migration, i);
 		size_t lo = 0, hi = n;
 		while (lo < hi) { /* first run of the thread ending at or after the migration */
 			size_t mid = lo + (hi - lo) / 2;
@@ -442,45 +445,16 @@ static void charge_migrations(struct th_record *r, struct run_acc *acc)
 	}
 }
 
-/* The self target's runtime thread with this tid, or -1. */
-static int thread_of(struct th_record *r, int pid, int tid)
-{
-	if (is_self(r, pid))
-		for (int i = 0; i < r->nself; i++)
-			if (r->self_tids[i] == tid)
-				return i;
-	return -1;
-}
+/* ---- per task ---------------------------------------------------------------------- */
 
-/* The worker a thread started serving; -1 for the self target's spare threads, which
- * serve whichever worker they take over (activations). */
-static int worker_of(struct th_record *r, int pid, int tid)
+static struct th_rec_task *task_entry(struct vec *tasks, int pid, uint64_t id)
 {
-	int thread = thread_of(r, pid, tid);
-	if (thread >= 0)
-		return thread < r->nself_workers ? thread : -1;
-	for (size_t i = 0; i < r->wstart.n; i++) {
-		struct th_rec_worker *w = VAT(r->wstart, struct th_rec_worker, i);
-		if (w->pid == pid && w->tid == tid)
-			return w->worker;
-	}
-	/* attached after worker_start (-p): the worker task_run names on this thread */
-	for (size_t i = 0; i < r->uruns.n; i++) {
-		struct rec_usdt_run *u = VAT(r->uruns, struct rec_usdt_run, i);
-		if (u->pid == pid && u->tid == tid)
-			return u->worker;
-	}
-	return -1;
-}
-
-static struct th_rec_task *task_entry(struct th_record *r, int pid, uint64_t id)
-{
-	if (r->tasks.n) {
-		struct th_rec_task *t = VAT(r->tasks, struct th_rec_task, r->tasks.n - 1);
+	if (tasks->n) {
+		struct th_rec_task *t = VAT(*tasks, struct th_rec_task, tasks->n - 1);
 		if (t->pid == pid && t->task_id == id)
 			return t;
 	}
-	struct th_rec_task *t = vec_push(&r->tasks);
+	struct th_rec_task *t = vec_push(tasks);
 	if (t) {
 		t->pid = pid;
 		t->task_id = id;
@@ -490,35 +464,24 @@ static struct th_rec_task *task_entry(struct th_record *r, int pid, uint64_t id)
 	return t;
 }
 
-static int task_cmp(const void *x, const void *y)
-{
-	const struct th_rec_task *a = x, *b = y;
-	int c = CMP(a->pid, b->pid);
-	return c ? c : CMP(a->task_id, b->task_id);
-}
-
-static int run_task_cmp(const void *x, const void *y)
-{
-	const struct th_rec_run *a = x, *b = y;
-	int c = CMP(a->pid, b->pid);
-	if (!c) c = CMP(a->task_id, b->task_id);
-	if (!c) c = CMP(a->start_ns, b->start_ns);
-	return c;
-}
-
-static struct th_rec_task *find_task(struct th_record *r, int pid, uint64_t id)
+static struct th_rec_task *find_task(const struct vec *tasks, int pid, uint64_t id)
 {
 	struct th_rec_task key = { .pid = pid, .task_id = id };
-	return r->tasks.n ? bsearch(&key, r->tasks.p, r->tasks.n, sizeof(key), task_cmp) : NULL;
+	return tasks->n ? bsearch(&key, tasks->p, tasks->n, sizeof(key), task_cmp) : NULL;
 }
 
-/* Per task: runs, hops, CPU sequence (total and kernel-caused changes), CPUs. */
-static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *segs)
+const struct th_rec_task *rec_joined_task(const struct rec_joined *j, int pid, uint64_t id)
 {
-	struct th_rec_run *runs = r->runs.p;
-	/* runs are sorted by thread here; acc follows them. Fold acc into the runs' order
-	 * by task without losing the pairing: sort an index. */
-	size_t n = r->runs.n;
+	return find_task(&j->tasks, pid, id);
+}
+
+/* Runs in task order: the task entries (sorted by (pid, task), as they are made in
+ * that order), runs, hops, yields and the per-run sums. runs are sorted by thread
+ * here and acc follows them: an index sorted by task keeps the pairing. */
+static int fold_runs(struct vec *runv, const struct run_acc *acc, struct vec *tasks)
+{
+	struct th_rec_run *runs = runv->p;
+	size_t n = runv->n;
 	struct task_key *idx = calloc(n + 1, sizeof(*idx));
 	if (!idx)
 		return -1;
@@ -528,7 +491,7 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 	int prev_worker = -1;
 	for (size_t i = 0; i < n; i++) {
 		struct th_rec_run *x = &runs[idx[i].idx];
-		struct th_rec_task *t = task_entry(r, x->pid, x->task_id);
+		struct th_rec_task *t = task_entry(tasks, x->pid, x->task_id);
 		if (!t) {
 			free(idx);
 			return -1;
@@ -557,10 +520,17 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 		}
 	}
 	free(idx);
+	return 0;
+}
+
+/* The CPU sequence of each task: migrations (and those where its thread stayed the
+ * same: the kernel moved it), CPUs visited, first and last CPU. */
+static void fold_segments(struct vec *segs, const struct vec *tasks)
+{
 	sort_n(segs->p, segs->n, sizeof(struct seg), seg_cmp);
 	for (size_t i = 0; i < segs->n; i++) {
 		struct seg *g = VAT(*segs, struct seg, i);
-		struct th_rec_task *t = find_task(r, g->pid, g->task);
+		struct th_rec_task *t = find_task(tasks, g->pid, g->task);
 		if (!t || g->cpu < 0 || g->cpu >= TH_REC_MAX_CPUS)
 			continue;
 		if (i > 0) {
@@ -579,45 +549,81 @@ static int task_figures(struct th_record *r, struct run_acc *acc, struct vec *se
 			t->first_cpu = g->cpu;
 		t->last_cpu = g->cpu;
 	}
-	for (size_t i = 0; i < r->spawns.n; i++) {
-		struct rec_spawn *sp = VAT(r->spawns, struct rec_spawn, i);
-		struct th_rec_task *t = find_task(r, sp->pid, sp->task_id);
+}
+
+/* Who spawned each task, and the USDT cross-check: runs and worker hops as the probes
+ * saw them (uruns sorted by task). */
+static void fold_usdt(const struct rec_collected *c, const struct vec *tasks)
+{
+	for (size_t i = 0; i < c->spawns.n; i++) {
+		const struct rec_spawn *sp = VAT(c->spawns, struct rec_spawn, i);
+		struct th_rec_task *t = find_task(tasks, sp->pid, sp->task_id);
 		if (t)
 			t->spawn_worker = sp->worker;
 	}
-	/* the USDT cross-check: runs and worker hops as the probes saw them */
-	struct rec_usdt_run *u = r->uruns.p;
-	for (size_t i = 0; i < r->uruns.n; i++) {
-		struct th_rec_task *t = find_task(r, u[i].pid, u[i].task_id);
+	const struct rec_usdt_run *u = c->uruns.p;
+	for (size_t i = 0; i < c->uruns.n; i++) {
+		struct th_rec_task *t = find_task(tasks, u[i].pid, u[i].task_id);
 		if (!t)
 			continue;
 		if (t->usdt_runs && u[i].worker != u[i - 1].worker)
 			t->usdt_worker_hops++;
 		t->usdt_runs++;
 	}
-	return 0;
 }
 
-static int worker_figures(struct th_record *r, const struct run_acc *acc)
+/* ---- per worker thread ------------------------------------------------------------- */
+
+/* The figures of one thread from its intervals [i, j), clipped to the recording. */
+static void thread_figures(const struct rec_scope *s, const struct rec_ival *iv, size_t i,
+			   size_t j, struct th_rec_worker *x)
 {
-	struct rec_ival *iv = r->ivals.p;
-	struct th_rec_run *runs = r->runs.p;
-	for (size_t i = 0; i < r->ivals.n;) {
+	uint64_t first = s->t_stop;
+	for (size_t k = i; k < j; k++) {
+		uint64_t st = iv[k].start, e = iv[k].end;
+		/* the wait just before the interval, inside the recording only */
+		uint64_t ws = st - iv[k].wait_ns, we = st;
+		ws = ws < s->t_start ? s->t_start : ws;
+		we = we > s->t_stop ? s->t_stop : we;
+		st = st < s->t_start ? s->t_start : st;
+		e = e > s->t_stop ? s->t_stop : e;
+		first = st < first ? st : first;
+		if (iv[k].host_tid)
+			x->host_tid = iv[k].host_tid;
+		x->on_cpu_ns += e > st ? e - st : 0;
+		x->switches++;
+		x->runq_wait_ns += we > ws ? we - ws : 0;
+		x->preemptions += !!(iv[k].flags & TH_EVF_PREEMPTED);
+		if (k > i && iv[k].cpu != iv[k - 1].cpu)
+			x->cpu_migrations++;
+	}
+	uint64_t span = s->t_stop > first ? s->t_stop - first : 0;
+	x->off_cpu_ns = span > x->on_cpu_ns ? span - x->on_cpu_ns : 0;
+}
+
+/* An entry per followed thread that is a worker's, a runtime thread or ran a task. */
+static int worker_figures(const struct rec_scope *s, const struct rec_collected *c,
+			  const struct vec *runv, const struct run_acc *acc, const struct vec *ivals,
+			  struct vec *workers)
+{
+	const struct rec_ival *iv = ivals->p;
+	const struct th_rec_run *runs = runv->p;
+	for (size_t i = 0; i < ivals->n;) {
 		size_t j = i;
-		while (j < r->ivals.n && iv[j].pid == iv[i].pid && iv[j].tid == iv[i].tid)
+		while (j < ivals->n && iv[j].pid == iv[i].pid && iv[j].tid == iv[i].tid)
 			j++;
-		int w = worker_of(r, iv[i].pid, iv[i].tid);
-		int thread = thread_of(r, iv[i].pid, iv[i].tid);
+		int w = worker_of(s, c, iv[i].pid, iv[i].tid);
+		int thread = thread_of(s, iv[i].pid, iv[i].tid);
 		int has_runs = 0;
 		uint64_t blocked_ns = 0, blocks = 0;
-		for (size_t k = 0; k < r->runs.n; k++)
+		for (size_t k = 0; k < runv->n; k++)
 			if (runs[k].pid == iv[i].pid && runs[k].tid == iv[i].tid) {
 				has_runs = 1;
 				blocked_ns += acc[k].blocked_ns;
 				blocks += acc[k].blocks;
 			}
 		if (w >= 0 || thread >= 0 || has_runs) {
-			struct th_rec_worker *x = vec_push(&r->workers);
+			struct th_rec_worker *x = vec_push(workers);
 			if (!x)
 				return -1;
 			x->pid = iv[i].pid;
@@ -626,233 +632,70 @@ static int worker_figures(struct th_record *r, const struct run_acc *acc)
 			x->thread = thread;
 			x->kernel_blocked_ns = blocked_ns;
 			x->kernel_blocks = blocks;
-			uint64_t first = r->t_stop;
-			for (size_t k = i; k < j; k++) {
-				uint64_t s = iv[k].start, e = iv[k].end;
-				/* the wait just before the interval, inside the recording only */
-				uint64_t ws = s - iv[k].wait_ns, we = s;
-				ws = ws < r->t_start ? r->t_start : ws;
-				we = we > r->t_stop ? r->t_stop : we;
-				s = s < r->t_start ? r->t_start : s;
-				e = e > r->t_stop ? r->t_stop : e;
-				first = s < first ? s : first;
-				if (iv[k].host_tid)
-					x->host_tid = iv[k].host_tid;
-				x->on_cpu_ns += e > s ? e - s : 0;
-				x->switches++;
-				x->runq_wait_ns += we > ws ? we - ws : 0;
-				x->preemptions += !!(iv[k].flags & TH_EVF_PREEMPTED);
-				if (k > i && iv[k].cpu != iv[k - 1].cpu)
-					x->cpu_migrations++;
-			}
-			uint64_t span = r->t_stop > first ? r->t_stop - first : 0;
-			x->off_cpu_ns = span > x->on_cpu_ns ? span - x->on_cpu_ns : 0;
+			thread_figures(s, iv, i, j, x);
 		}
 		i = j;
 	}
 	return 0;
 }
 
-static int worker_cmp(const void *x, const void *y)
-{
-	const struct th_rec_worker *a = x, *b = y;
-	int c = CMP(a->pid, b->pid);
-	if (!c) c = CMP((unsigned)a->worker, (unsigned)b->worker); /* -1 (spares, kthread tasks) last */
-	if (!c) c = CMP((unsigned)a->thread, (unsigned)b->thread); /* spares by index */
-	if (!c) c = CMP(a->tid, b->tid);
-	return c;
-}
+/* ---- the join ---------------------------------------------------------------------- */
 
-void rec_free_results(struct th_record *r)
+/* The runs with their CPUs and figures, then tasks and workers, into out. */
+static int figures(const struct rec_scope *s, const struct rec_collected *c, struct rec_joined *out)
 {
-	vec_free(&r->tasks);
-	vec_free(&r->workers);
-}
-
-int rec_analyse(struct th_record *r)
-{
-	if (!r->stopped) {
-		rec_set_error("results are ready after th_record_stop");
-		return -1;
-	}
-	if (r->analysed)
-		return 0;
-	rec_free_results(r);
-	if (!r->runs_built) {
-		if (build_runs(r) != 0)
-			goto oom;
-		sort_n(r->ivals.p, r->ivals.n, sizeof(struct rec_ival), ival_cmp);
-		settle_intervals(r);
-		for (size_t i = 0; i < r->migs.n; i++) {
-			struct th_rec_migration *m = VAT(r->migs, struct th_rec_migration, i);
-			m->worker = worker_of(r, m->pid, m->tid);
-		}
-	}
-	if (add_binds(r) != 0)
-		goto oom;
-	sort_n(r->runs.p, r->runs.n, sizeof(struct th_rec_run), run_thread_cmp);
-	struct run_acc *acc = calloc(r->runs.n + 1, sizeof(*acc));
+	sort_n(out->runs.p, out->runs.n, sizeof(struct th_rec_run), run_thread_cmp);
+	struct run_acc *acc = calloc(out->runs.n + 1, sizeof(*acc));
 	struct vec segs = VEC(struct seg);
-	if (!acc)
-		goto oom;
-	struct th_rec_run *runs = r->runs.p;
-	struct rec_ival *iv = r->ivals.p;
-	size_t ii = 0;
-	for (size_t k = 0; k < r->runs.n;) {
-		size_t kk = k;
-		while (kk < r->runs.n && runs[kk].pid == runs[k].pid && runs[kk].tid == runs[k].tid)
-			kk++;
-		while (ii < r->ivals.n && (iv[ii].pid < runs[k].pid ||
-					   (iv[ii].pid == runs[k].pid && iv[ii].tid < runs[k].tid)))
-			ii++;
-		size_t ij = ii;
-		while (ij < r->ivals.n && iv[ij].pid == runs[k].pid && iv[ij].tid == runs[k].tid)
-			ij++;
-		if (join_thread(runs, acc, k, kk, iv, ii, ij, &segs) != 0) {
-			free(acc);
-			vec_free(&segs);
-			goto oom;
-		}
-		charge_blocks(runs, acc, k, kk, iv, ii, ij);
-		k = kk;
-	}
-	charge_migrations(r, acc);
-	int rc = task_figures(r, acc, &segs);
+	int rc = acc ? 0 : -1;
 	if (rc == 0)
-		rc = worker_figures(r, acc);
+		rc = join_threads(&out->runs, &out->ivals, acc, &segs);
+	if (rc == 0) {
+		charge_migrations(&out->runs, &out->migs, acc);
+		rc = fold_runs(&out->runs, acc, &out->tasks);
+	}
+	if (rc == 0) {
+		fold_segments(&segs, &out->tasks);
+		fold_usdt(c, &out->tasks);
+		rc = worker_figures(s, c, &out->runs, acc, &out->ivals, &out->workers);
+	}
 	free(acc);
 	vec_free(&segs);
-	if (rc != 0)
+	return rc;
+}
+
+/* dst takes src's elements; src is left empty. */
+static void vec_move(struct vec *dst, struct vec *src)
+{
+	*dst = *src;
+	src->p = NULL;
+	src->n = src->cap = 0;
+}
+
+int rec_join(const struct rec_scope *s, struct rec_collected *c, struct rec_joined *out)
+{
+	out->tasks = (struct vec)VEC(struct th_rec_task);
+	out->workers = (struct vec)VEC(struct th_rec_worker);
+	vec_move(&out->runs, &c->runs);
+	vec_move(&out->ivals, &c->ivals);
+	vec_move(&out->migs, &c->migs);
+	clear_joined_fields(&out->runs);
+	if (build_runs(s, c, &out->runs) != 0 || add_binds(s, c, &out->runs) != 0)
 		goto oom;
-	sort_n(r->tasks.p, r->tasks.n, sizeof(struct th_rec_task), task_cmp);
-	sort_n(r->workers.p, r->workers.n, sizeof(struct th_rec_worker), worker_cmp);
+	sort_n(out->ivals.p, out->ivals.n, sizeof(struct rec_ival), ival_cmp);
+	settle_intervals(s, &out->ivals);
+	for (size_t i = 0; i < out->migs.n; i++) {
+		struct th_rec_migration *m = VAT(out->migs, struct th_rec_migration, i);
+		m->worker = worker_of(s, c, m->pid, m->tid);
+	}
+	if (figures(s, c, out) != 0)
+		goto oom;
+	sort_n(out->tasks.p, out->tasks.n, sizeof(struct th_rec_task), task_cmp);
+	sort_n(out->workers.p, out->workers.n, sizeof(struct th_rec_worker), worker_cmp);
 	/* timelines want runs in time order */
-	sort_n(r->runs.p, r->runs.n, sizeof(struct th_rec_run), run_task_cmp);
-	r->analysed = 1;
+	sort_n(out->runs.p, out->runs.n, sizeof(struct th_rec_run), run_task_cmp);
 	return 0;
 oom:
-	rec_set_error("out of memory while joining the recording");
+	rec_joined_free(out);
 	return -1;
-}
-
-/* ---- queries ----------------------------------------------------------------------- */
-
-static int pid_or_first(struct th_record *r, int pid)
-{
-	return pid ? pid : (r->ntg ? r->tg[0].pid : 0);
-}
-
-int th_record_task(struct th_record *r, int pid, uint64_t task_id, struct th_rec_task *out)
-{
-	if (rec_analyse(r) != 0)
-		return -1;
-	struct th_rec_task *t = find_task(r, pid_or_first(r, pid), task_id);
-	if (!t) {
-		rec_set_error("task %llu was not seen", (unsigned long long)task_id);
-		return -1;
-	}
-	*out = *t;
-	return 0;
-}
-
-const struct th_rec_task *th_record_tasks(struct th_record *r, size_t *n)
-{
-	*n = 0;
-	if (rec_analyse(r) != 0)
-		return NULL;
-	*n = r->tasks.n;
-	return r->tasks.p;
-}
-
-int th_record_worker(struct th_record *r, int pid, int worker, struct th_rec_worker *out)
-{
-	if (rec_analyse(r) != 0)
-		return -1;
-	pid = pid_or_first(r, pid);
-	for (size_t i = 0; i < r->workers.n; i++) {
-		struct th_rec_worker *w = VAT(r->workers, struct th_rec_worker, i);
-		if (w->pid == pid && w->worker == worker) {
-			*out = *w;
-			return 0;
-		}
-	}
-	rec_set_error("worker %d of pid %d was not seen", worker, pid);
-	return -1;
-}
-
-const struct th_rec_worker *th_record_workers(struct th_record *r, size_t *n)
-{
-	*n = 0;
-	if (rec_analyse(r) != 0)
-		return NULL;
-	*n = r->workers.n;
-	return r->workers.p;
-}
-
-const struct th_rec_run *th_record_runs(struct th_record *r, size_t *n)
-{
-	*n = 0;
-	if (rec_analyse(r) != 0)
-		return NULL;
-	*n = r->runs.n;
-	return r->runs.p;
-}
-
-const struct th_rec_migration *th_record_migrations(struct th_record *r, size_t *n)
-{
-	*n = 0;
-	if (rec_analyse(r) != 0)
-		return NULL;
-	*n = r->migs.n;
-	return r->migs.p;
-}
-
-int th_record_oncpu(struct th_record *r, size_t i, struct th_rec_oncpu *out)
-{
-	if (rec_analyse(r) != 0 || i >= r->ivals.n)
-		return -1;
-	const struct rec_ival *v = VAT(r->ivals, struct rec_ival, i);
-	*out = (struct th_rec_oncpu){ .pid = v->pid, .tid = v->tid, .cpu = v->cpu, .flags = v->flags,
-				      .start_ns = v->start, .end_ns = v->end, .wait_ns = v->wait_ns,
-				      .task_id = v->task_id };
-	return 0;
-}
-
-int th_record_cpu_at(struct th_record *r, int pid, int tid, uint64_t ts)
-{
-	if (rec_analyse(r) != 0)
-		return -1;
-	pid = pid_or_first(r, pid);
-	struct rec_ival *iv = r->ivals.p;
-	/* intervals are sorted by (pid, tid, end): find the thread's, then the one holding ts */
-	size_t lo = 0, hi = r->ivals.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (iv[mid].pid < pid || (iv[mid].pid == pid && iv[mid].tid < tid))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	size_t end = lo;
-	while (end < r->ivals.n && iv[end].pid == pid && iv[end].tid == tid)
-		end++;
-	size_t i = first_ending_after(iv, lo, end, ts);
-	if (i < end && iv[i].start <= ts)
-		return iv[i].cpu;
-	return -1;
-}
-
-char *th_rec_cpu_list(const struct th_rec_task *t, char *buf, size_t len)
-{
-	size_t o = 0;
-	if (len)
-		buf[0] = 0;
-	for (int c = 0; c < TH_REC_MAX_CPUS && o + 1 < len; c++)
-		if (t->cpu_mask[c / 64] & (1ull << (c % 64))) {
-			int n = snprintf(buf + o, len - o, "%s%d", o ? "," : "", c);
-			if (n < 0 || (size_t)n >= len - o)
-				break;
-			o += (size_t)n;
-		}
-	return buf;
 }

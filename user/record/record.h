@@ -19,7 +19,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /*
- * How it works (details in user/record/record.c):
+ * How it works (collection in user/record/load.c, events.c, drain.c; analysis in join.c):
  *  - Kernel side (bpf/taskhop_rec.bpf.c): tp_btf (or raw_tp) programs on sched_switch,
  *    sched_migrate_task and sched_wakeup(_new), filtered to the followed processes, send
  *    each thread's on-CPU intervals (cpu, start, end, run-queue wait before it, preempted
@@ -40,9 +40,9 @@ extern "C" {
  *     th_record_attach_self(r);
  *     th_record_start(r);              // no task may be running yet
  *     ... spawn the workload, wait for all of it ...
- *     th_record_stop(r);               // no task may be running any more
  *     for each task t: th_task_stats(t, &st);
  *         if (st.kernel_tid) th_record_bind_thread(r, st.id, st.kernel_tid); // kthread policy
+ *     th_record_stop(r);               // no task may be running any more; figures computed
  *     th_record_task(r, 0, st.id, &rt);  ... th_record_worker(r, w, &rw); ...
  *     th_record_close(r); th_runtime_stop();
  * Every call that can fail returns -1 (or NULL) and sets th_record_error(): one line
@@ -108,11 +108,12 @@ int th_record_poll(struct th_record *r, int timeout_ms);
 int th_record_wait_child(struct th_record *r, volatile int *stop);
 
 /* Detaches, drains what is left, takes the run logs of the self target, unpublishes the
- * slots, and computes every figure below. Idempotent. */
+ * slots, and computes every figure below, once (bind threads before). Idempotent. */
 int th_record_stop(struct th_record *r);
 
 /* kthread policy: the task ran on its own kernel thread `tid`; charge that thread's
- * intervals to task_id (call after stop, before the queries; USDT learns it by itself). */
+ * intervals to task_id. Call before th_record_stop (after it: -1, the figures are made);
+ * USDT learns it by itself. */
 int th_record_bind_thread(struct th_record *r, uint64_t task_id, int tid);
 
 /* ---- results (valid after th_record_stop) --------------------------------- */

@@ -12,3 +12,6 @@ all: $(REC_BENCH)
 
 bench:: $(REC_BENCH)
 	@for b in $(REC_BENCH); do $$b || exit 1; done
+
+# tests/test_join.c reads captured recordings from tests/fixtures, wherever it runs.
+$(B)/obj/tests/test_join.c.o: CPPFLAGS += -DTH_FIXTURES=\"$(abspath tests/fixtures)\"

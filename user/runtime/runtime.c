@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "guard.h"
 #include "internal.h"
 #include "preempt.h"
@@ -26,19 +27,17 @@
 static struct th_runtime runtime; /* static: a finishing thread may still touch it */
 struct th_runtime *th__rt;
 
-static __thread char last_error[256];
-
 void th__set_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	th_errbuf_vset(TH_ERRBUF_RUNTIME, fmt, ap);
 	va_end(ap);
 }
 
 const char *th_last_error(void)
 {
-	return last_error;
+	return th_errbuf_get(TH_ERRBUF_RUNTIME);
 }
 
 uint64_t th_now_ns(void)
@@ -269,10 +268,10 @@ int th_runtime_start(const struct th_config *cfg_in)
 	th__tscclock_calibrate();
 	if (th__act_configure(rt) != 0)
 		return -1;
-	last_error[0] = 0;
+	th_errbuf_clear(TH_ERRBUF_RUNTIME);
 	if (init_workers(rt) != 0) {
 		free_workers(rt);
-		if (!*last_error)
+		if (!*th_last_error())
 			th__set_error("out of memory starting %d workers", n);
 		return -1;
 	}
