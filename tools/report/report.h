@@ -40,7 +40,10 @@ int report_validate(const struct json *report, char *err, size_t errlen);
 
 /* ---- rendering (all from the JSON) ---------------------------------------- */
 
-/* `taskhop run`: the per-task table and the run summary. */
+/* `taskhop run`: the per-task table and the run summary, of a run as the reader (run.h)
+ * gives it, or of its JSON (read first; a run that fails the reader is one line on f). */
+struct run;
+void report_run_text_of(const struct run *run, FILE *f);
 void report_run_text(const struct json *run, FILE *f);
 /* The policy summary table of a compare report. */
 void report_text(const struct json *report, FILE *f);

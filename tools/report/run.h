@@ -159,6 +159,10 @@ struct report_view {
  * ("run 2 task 3 has no 'completion_s'"), r then empty. Strings point into the JSON;
  * run_release frees the rest. */
 int run_read(const struct json *run, size_t index, struct run *r, char *err, size_t errlen);
+/* The same, but a field that must be there and is not reads as null (NULL, NAN, -1), and
+ * workers[] may be shorter than worker_count: what a run's text table shows of a run
+ * written by hand. Every value present is checked as above. */
+int run_read_partial(const struct json *run, struct run *r, char *err, size_t errlen);
 /* A whole report (report.json), checked the same way. 0, or -1 with err. */
 int report_view_read(const struct json *report, struct report_view *v, char *err, size_t errlen);
 void report_view_free(struct report_view *v);

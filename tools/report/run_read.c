@@ -31,6 +31,7 @@ struct rctx {
 	size_t errlen;
 	double workers; /* worker_count of the run being read */
 	size_t index;   /* of the worker being read */
+	bool partial;   /* run_read_partial: missing fields read as null */
 };
 
 /* "run 2 task 3: " + what. Returns -1. */
@@ -219,7 +220,7 @@ static int read_fields(struct rctx *c, const struct json *o, const struct run_fi
 		snprintf(c->err, c->errlen, "%s is not an object", c->where);
 		return -1;
 	}
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->n && !c->partial; i++)
 		if (t->f[i].need <= RUN_NEED_NUL && !json_get(o, t->f[i].key))
 			return missing(c, t->f[i].key);
 	for (size_t i = 0; i < t->n; i++)
@@ -330,12 +331,14 @@ static int read_parts(struct rctx *c, const struct json *o, struct run *r)
 {
 	const struct json *tasks = json_get(o, "tasks"), *ws = json_get(o, "workers");
 	size_t i0 = r->index + 1;
-	if (json_type_of(tasks) != JSON_ARR || json_type_of(ws) != JSON_ARR)
+	if ((json_type_of(tasks) != JSON_ARR && (tasks || !c->partial)) ||
+	    (json_type_of(ws) != JSON_ARR && (ws || !c->partial)))
 		return fail(c, "'tasks' and 'workers' must be arrays");
-	if (read_fields(c, o, &run_fields_run, r) || read_bpf(c, json_get(o, "bpf"), &r->bpf))
+	if (read_fields(c, o, &run_fields_run, r) ||
+	    ((json_get(o, "bpf") || !c->partial) && read_bpf(c, json_get(o, "bpf"), &r->bpf)))
 		return -1;
-	c->workers = r->worker_count;
-	if (json_len(ws) != (size_t)r->worker_count)
+	c->workers = isnan(r->worker_count) ? TH_MAX_WORKERS : r->worker_count;
+	if (json_len(ws) != (size_t)r->worker_count && !c->partial)
 		return fail(c, "'workers' must have one entry per worker (worker_count)");
 	if (read_timeline(c, json_get(o, "timeline"), &r->timeline))
 		return -1;
@@ -371,7 +374,7 @@ static int read_run(struct rctx *c, const struct json *o, size_t index, struct r
 		return -1;
 	}
 	/* every required field first, so that a file missing one says so */
-	for (size_t i = 0; i < run_fields_run.n; i++)
+	for (size_t i = 0; i < run_fields_run.n && !c->partial; i++)
 		if (run_fields_run.f[i].need <= RUN_NEED_NUL && !json_get(o, run_fields_run.f[i].key))
 			return missing(c, run_fields_run.f[i].key);
 	if (read_parts(c, o, r)) {
@@ -386,6 +389,12 @@ int run_read(const struct json *run, size_t index, struct run *r, char *err, siz
 {
 	struct rctx c = { .err = err, .errlen = errlen, .workers = 1 };
 	return read_run(&c, run, index, r);
+}
+
+int run_read_partial(const struct json *run, struct run *r, char *err, size_t errlen)
+{
+	struct rctx c = { .err = err, .errlen = errlen, .workers = 1, .partial = true };
+	return read_run(&c, run, 0, r);
 }
 
 /* ---- a report ---------------------------------------------------------------- */
