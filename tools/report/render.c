@@ -22,16 +22,6 @@ static const char *fmt_num(char *buf, size_t len, double x, const char *fmt, dou
 	return buf;
 }
 
-/* A run's seed as text: every digit, "-" when it has none. */
-static const char *seed_text(char *buf, size_t len, const struct run *r)
-{
-	if (r->seed.known)
-		snprintf(buf, len, "%llu", r->seed.v);
-	else
-		snprintf(buf, len, "-");
-	return buf;
-}
-
 static double or_zero(double x)
 {
 	return isnan(x) ? 0 : x;
@@ -92,7 +82,7 @@ void report_run_text_of(const struct run *r, FILE *f)
 	char b[19][40];
 	char seed[32];
 	fprintf(f, "%s  policy=%s  workers=%.0f%s  seed=%s  bpf=%s", or_text(r->workload, "?"),
-		or_text(r->policy, "?"), or_zero(r->worker_count), r->pin == 1 ? " (pinned)" : "", seed_text(seed, sizeof(seed), r),
+		or_text(r->policy, "?"), or_zero(r->worker_count), r->pin == 1 ? " (pinned)" : "", run_seed_text(seed, sizeof(seed), r),
 		bpf_on ? "on" : "off");
 	if (!isnan(r->preempt_ms))
 		fprintf(f, "  preempt=%gms", r->preempt_ms);
@@ -316,7 +306,7 @@ static void run_cells(const struct run *r, size_t i, char cell[RUN_COLUMNS][64])
 	double mean = r->mean_completion_s, ideal = r->ideal_mean_completion_s;
 	snprintf(cell[0], 64, "%zu", i + 1);
 	snprintf(cell[1], 64, "%s", r->policy);
-	seed_text(cell[2], 64, r);
+	run_seed_text(cell[2], 64, r);
 	fmt_num(cell[3], 64, mean, "%.4f", 1);
 	fmt_num(cell[4], 64, r->makespan_s, "%.4f", 1);
 	snprintf(cell[5], 64, isnan(ideal) ? "-" : "%.4f", ideal);
@@ -713,7 +703,7 @@ static void csv_of(const struct report_view *v, FILE *f)
 			const struct run_task *t = &run->tasks[k];
 			fprintf(f, "%zu,", r + 1);
 			csv_text(f, run->policy);
-			seed_text(seed, sizeof(seed), run);
+			run_seed_text(seed, sizeof(seed), run);
 			fprintf(f, ",%s,%.0f", run->seed.known ? seed : "", run->worker_count);
 			for (size_t i = 0; i < tf->n; i++) {
 				if (!csv_column(&tf->f[i]))
@@ -734,7 +724,7 @@ static void csv_of(const struct report_view *v, FILE *f)
 static bool view_or_say(const struct json *report, struct report_view *v, FILE *f)
 {
 	char err[256];
-	if (report_view_read(report, v, err, sizeof(err)) == 0)
+	if (report_view_read_partial(report, v, err, sizeof(err)) == 0)
 		return true;
 	fprintf(f, "taskhop: the report cannot be shown: %s\n", err);
 	return false;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "report/fsutil.h"
+#include "report/run.h"
 #include "report/stats.h"
 #include "taskhop.h"
 
@@ -273,9 +274,10 @@ static int render_cb(FILE *f, void *arg)
 
 /* Everything of a report into dir (the staging directory): report.json, the figures, then
  * the pages that inline them, the CSV and the trace. */
-static int write_files(const struct json *report, const char *dir, bool with_json, char *err,
+static int write_files(const struct report_view *v, const char *dir, bool with_json, char *err,
 		       size_t errlen)
 {
+	const struct json *report = v->json;
 	char path[4096];
 	if (with_json) {
 		if (fs_join(path, sizeof(path), dir, "report.json") ||
@@ -284,7 +286,7 @@ static int write_files(const struct json *report, const char *dir, bool with_jso
 	}
 	struct report_figs figs;
 	memset(&figs, 0, sizeof(figs));
-	if (report_figures(report, dir, &figs, err, errlen) < 0)
+	if (report_figures_of(v, dir, &figs, err, errlen) < 0)
 		return -1;
 	static const char *const files[] = { "report.md", "report.html", "runs.csv" };
 	for (int k = 0; k < 3; k++) {
@@ -293,7 +295,7 @@ static int write_files(const struct json *report, const char *dir, bool with_jso
 		    fs_write_atomic(path, render_cb, &a, err, errlen))
 			return -1;
 	}
-	struct json *trace = report_trace(report);
+	struct json *trace = report_trace_of(v);
 	int rc = fs_join(path, sizeof(path), dir, "trace.json") ||
 		 json_write_file(path, trace, 0, err, errlen);
 	json_free(trace);
@@ -314,19 +316,19 @@ static void name_target(char *err, size_t errlen, const struct fs_stage *st)
 int report_write_all(const struct json *report, const char *dir, bool with_json, char *err,
 		     size_t errlen)
 {
+	struct report_view v;
 	err[0] = 0;
-	if (report_validate(report, err, errlen))
+	if (report_view_read(report, &v, err, errlen))
 		return -1;
 	struct fs_stage st;
-	if (fs_stage_begin(&st, dir, err, errlen))
-		return -1;
-	if (write_files(report, st.tmp, with_json, err, errlen)) {
+	int rc = fs_stage_begin(&st, dir, err, errlen);
+	if (rc == 0 && write_files(&v, st.tmp, with_json, err, errlen)) {
 		name_target(err, errlen, &st);
 		fs_stage_abort(&st);
-		return -1;
-	}
-	int rc = fs_stage_commit(&st, err, errlen);
-	if (rc)
+		rc = -1;
+	} else if (rc == 0 && (rc = fs_stage_commit(&st, err, errlen)) != 0) {
 		name_target(err, errlen, &st);
+	}
+	report_view_free(&v);
 	return rc;
 }

@@ -58,22 +58,26 @@ void report_markdown(const struct json *report, const struct report_figs *figs, 
 int report_html(const struct json *report, const struct report_figs *figs, const char *dir, FILE *f);
 void report_csv(const struct json *report, FILE *f);
 
+struct report_view;
 /* Draws every figure of the report into dir (gnuplot SVGs) and lists them in figs.
  * A figure gnuplot cannot draw is reported on stderr and skipped; a figure that cannot be
  * written (a full disk) fails the whole report. Returns figures drawn, or -1 with err set. */
 int report_figures(const struct json *report, const char *dir, struct report_figs *figs,
 		   char *err, size_t errlen);
+int report_figures_of(const struct report_view *v, const char *dir, struct report_figs *figs,
+		      char *err, size_t errlen);
 /* The colour of the i-th policy in every figure ("#rrggbb"). */
 const char *report_policy_colour(int i);
-/* Which runs the timelines draw (trace_pick.c), from report["timeline_seed"]: a seed
- * (REPORT_PICK_SEED, *seed set), "all" (every run), else the median run of each policy
- * (by mean completion, or wall time without it; the lower median of an even count). */
+/* Which runs the timelines draw (trace_pick.c), from the report's timeline_seed (read into
+ * report_view.timeline_mode): a seed (REPORT_PICK_SEED), "all" (every run), else the median
+ * run of each policy (by mean completion, or wall time without it; the lower median of an
+ * even count). */
 enum { REPORT_PICK_MEDIAN, REPORT_PICK_SEED, REPORT_PICK_ALL };
-int report_timeline_mode(const struct json *report, unsigned long long *seed);
+struct report_view;
 /* The run of `policy` the timeline draws (for "all": the median one), or NULL (no run with
  * that seed); why gets the reason, "the median run of 5 by mean completion". */
-const struct json *report_timeline_run(const struct json *report, const char *policy, char *why,
-				       size_t len);
+const struct run *report_timeline_run(const struct report_view *v, const char *policy, char *why,
+				      size_t len);
 /* Sets report["timeline_seed"] (--timeline-seed): "all", or seed. -1, changing nothing, if
  * the report has runs and none of them has that seed. */
 int report_set_timeline_seed(struct json *report, bool all, unsigned long long seed);
@@ -82,7 +86,8 @@ int report_set_timeline_color(struct json *report, const char *color);
 /* The Chrome trace-event JSON (Perfetto) of the report's chosen runs (above), one process
  * per run: tracks per CPU (the kernel's on-CPU intervals of its threads), per thread
  * (running / runnable / preempted / blocked), per worker and per task (task runs). */
-struct json *report_trace(const struct json *report);
+struct json *report_trace(const struct json *report); /* NULL: the report fails the reader */
+struct json *report_trace_of(const struct report_view *v);
 
 /* Validates the report, then writes report.md, report.html, runs.csv, the figures and
  * trace.json (and report.json too when with_json) into a directory beside dir, checks every

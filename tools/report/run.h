@@ -132,6 +132,8 @@ int run_push_tl_oncpu(struct run *r, const struct run_tl_oncpu *row);
 /* mean_completion_s, makespan_s and ideal_mean_completion_s from the tasks (completion_s,
  * work_s) on worker_count workers. */
 void run_derive(struct run *r);
+/* A run's seed as text: every digit, "-" when it has none. Returns buf. */
+const char *run_seed_text(char *buf, size_t len, const struct run *r);
 /* The run as JSON (stamped taskhop-run/1), every field of run_schema.h in its order. */
 struct json *run_to_json(const struct run *r);
 
@@ -165,6 +167,11 @@ int run_read(const struct json *run, size_t index, struct run *r, char *err, siz
 int run_read_partial(const struct json *run, struct run *r, char *err, size_t errlen);
 /* A whole report (report.json), checked the same way. 0, or -1 with err. */
 int report_view_read(const struct json *report, struct report_view *v, char *err, size_t errlen);
+/* The same with runs read as run_read_partial reads them, and no 'taskhop_report' needed:
+ * what the renderers' JSON entry points (report_trace, report_markdown, ...) take, so that
+ * they draw what a hand-made report has. Missing names read as "?" (a label as ""). */
+int report_view_read_partial(const struct json *report, struct report_view *v, char *err,
+			     size_t errlen);
 void report_view_free(struct report_view *v);
 
 #endif

@@ -201,7 +201,7 @@ static int read_field(struct rctx *c, const struct json *o, const struct run_fie
 		struct run_seed *s = (struct run_seed *)at;
 		*s = (struct run_seed){ 0 };
 		/* null: a recording of another program (taskhop record) has no run seed */
-		if (v && json_is_null(v))
+		if (!v || json_is_null(v))
 			return 0;
 		if (!json_as_u64(v, &s->v))
 			return fail(c, "'%s' must be a whole number in [0, 2^64-1] or null", f->key);
@@ -382,6 +382,14 @@ static int read_run(struct rctx *c, const struct json *o, size_t index, struct r
 		memset(r, 0, sizeof(*r));
 		return -1;
 	}
+	/* partial: what must be there and is not still reads as something to print */
+	if (!r->workload)
+		r->workload = "?";
+	if (!r->policy)
+		r->policy = "?";
+	for (size_t i = 0; i < r->ntasks; i++)
+		if (!r->tasks[i].label)
+			r->tasks[i].label = "";
 	return 0;
 }
 
@@ -472,7 +480,7 @@ static int check_policy_count(struct rctx *c, const struct report_view *v)
 
 static int read_report(struct rctx *c, const struct json *report, struct report_view *v)
 {
-	if (!report || json_type_of(report) != JSON_OBJ || !json_get(report, "taskhop_report")) {
+	if (!report || json_type_of(report) != JSON_OBJ || (!json_get(report, "taskhop_report") && !c->partial)) {
 		snprintf(c->err, c->errlen, "not a taskhop report (no 'taskhop_report' member)");
 		return -1;
 	}
@@ -494,16 +502,28 @@ static int read_report(struct rctx *c, const struct json *report, struct report_
 	return check_policy_count(c, v);
 }
 
-int report_view_read(const struct json *report, struct report_view *v, char *err, size_t errlen)
+static int view_read(struct rctx *c, const struct json *report, struct report_view *v)
 {
-	struct rctx c = { .err = err, .errlen = errlen, .workers = 1 };
 	memset(v, 0, sizeof(*v));
 	v->json = report;
-	if (read_report(&c, report, v)) {
+	if (read_report(c, report, v)) {
 		report_view_free(v);
 		return -1;
 	}
 	return 0;
+}
+
+int report_view_read(const struct json *report, struct report_view *v, char *err, size_t errlen)
+{
+	struct rctx c = { .err = err, .errlen = errlen, .workers = 1 };
+	return view_read(&c, report, v);
+}
+
+int report_view_read_partial(const struct json *report, struct report_view *v, char *err,
+			     size_t errlen)
+{
+	struct rctx c = { .err = err, .errlen = errlen, .workers = 1, .partial = true };
+	return view_read(&c, report, v);
 }
 
 void report_view_free(struct report_view *v)

@@ -4,6 +4,7 @@
 #include "report/run.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,15 @@ void run_free(struct run *r)
 {
 	run_release(r);
 	free(r);
+}
+
+const char *run_seed_text(char *buf, size_t len, const struct run *r)
+{
+	if (r->seed.known)
+		snprintf(buf, len, "%llu", r->seed.v);
+	else
+		snprintf(buf, len, "-");
+	return buf;
 }
 
 /* ---- timeline rows ---------------------------------------------------------------- */
