@@ -1,6 +1,7 @@
 /* cmd_compare.c — `taskhop compare WORKLOAD --policies a,b --repeat N --out DIR`: every policy
  * N times, interleaved, each run in a fresh `taskhop run` process; writes the whole report. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "record.h"
 #include "report/fsutil.h"
 #include "report/report.h"
+#include "report/run.h"
 
 static volatile sig_atomic_t interrupts;
 static volatile pid_t running_child;
@@ -314,6 +316,23 @@ static struct json *one_run(const struct compare_opts *c, const char *policy, bo
 	return run;
 }
 
+/* The child's run, checked by the run reader into r (release it), relabelled (the report
+ * groups runs by policy) and numbered by its repeat, written again by the run writer.
+ * NULL: it fails the reader. */
+static struct json *relabel(const struct json *child, const char *policy, uint64_t repeat,
+			    struct run *r)
+{
+	char err[512];
+	if (run_read(child, 0, r, err, sizeof(err))) {
+		fprintf(stderr, "taskhop compare: the run's JSON: %s\n", err);
+		return NULL;
+	}
+	if (policy)
+		r->policy = policy;
+	r->repeat = (double)repeat;
+	return run_to_json(r);
+}
+
 /* Mean over repeats of the compute tasks' mean completion of the runs labelled `label`. */
 static double compute_mean(const struct json *runs, const char *label, int *n)
 {
@@ -375,20 +394,19 @@ static void print_blockers(const struct json *report, FILE *f)
 	}
 }
 
-static void progress(int k, int total, const struct json *run, double elapsed)
+static void progress(int k, int total, const struct run *run, double elapsed)
 {
-	double mean = json_get_num(run, "mean_completion_s", 0);
-	double ideal = json_get_num(run, "ideal_mean_completion_s", 0);
-	double wall = json_get_num(run, "wall_s", 0);
-	fprintf(stderr, "[%*d/%d] %-10s seed %-3.0f", total >= 100 ? 3 : 2, k, total,
-		json_get_str(run, "policy", "?"), json_get_num(run, "seed", 0));
-	if (json_is_num(json_get(run, "mean_completion_s")))
+	char seed[32];
+	double mean = run->mean_completion_s, ideal = run->ideal_mean_completion_s;
+	fprintf(stderr, "[%*d/%d] %-10s seed %-3s", total >= 100 ? 3 : 2, k, total, run->policy,
+		run_seed_text(seed, sizeof(seed), run));
+	if (!isnan(mean))
 		fprintf(stderr, " mean completion %.3f s", mean);
 	if (ideal > 0)
 		fprintf(stderr, " (x%.2f ideal)", mean / ideal);
 	double eta = k ? elapsed / k * (total - k) : 0;
-	fprintf(stderr, "%s wall %.2f s, eta %.0f s\n",
-		json_is_num(json_get(run, "mean_completion_s")) ? "," : "", wall, eta);
+	fprintf(stderr, "%s wall %.2f s, eta %.0f s\n", isnan(mean) ? "" : ",",
+		isnan(run->wall_s) ? 0 : run->wall_s, eta);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -471,8 +489,12 @@ int cmd_compare(int argc, char **argv)
 			snprintf(label, sizeof(label), "%s%s%s%s", pol, mode ? "/" : "", mode ? mode : "",
 				 no_blk ? "/no-blockers" : "");
 			int status;
-			struct json *run = one_run(&c, pol, base, mode, no_blk, c.seed + r, tmp, &status);
+			struct json *child = one_run(&c, pol, base, mode, no_blk, c.seed + r, tmp, &status);
+			struct run parsed = { 0 };
+			struct json *run = child ? relabel(child, base ? REPORT_SERIAL : mode || no_blk ? label : NULL,
+							   r + 1, &parsed) : NULL;
 			if (!run) {
+				json_free(child);
 				if (interrupts)
 					break;
 				rc = cli_fail("compare", "run %d (%s, seed %llu) failed (exit status %d); "
@@ -481,13 +503,10 @@ int cmd_compare(int argc, char **argv)
 					      WIFEXITED(status) ? WEXITSTATUS(status) : -1, k);
 				break;
 			}
-			if (base)
-				json_set_str(run, "policy", REPORT_SERIAL);
-			else if (mode || no_blk)
-				json_set_str(run, "policy", label); /* the report groups runs by it */
-			json_set_num(run, "repeat", (double)r + 1);
 			json_push(runs, run);
-			progress(++k, total, run, (double)(th_now_ns() - t0) / 1e9);
+			progress(++k, total, &parsed, (double)(th_now_ns() - t0) / 1e9);
+			run_release(&parsed);
+			json_free(child);
 		}
 	}
 	sigaction(SIGINT, &old[0], NULL);

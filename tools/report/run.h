@@ -134,7 +134,8 @@ int run_push_tl_oncpu(struct run *r, const struct run_tl_oncpu *row);
 void run_derive(struct run *r);
 /* A run's seed as text: every digit, "-" when it has none. Returns buf. */
 const char *run_seed_text(char *buf, size_t len, const struct run *r);
-/* The run as JSON (stamped taskhop-run/1), every field of run_schema.h in its order. */
+/* The run as JSON (stamped taskhop-run/1), every field of run_schema.h in its order; a run
+ * or task that was read (its .json set) keeps the members the schema does not list. */
 struct json *run_to_json(const struct run *r);
 
 /* ---- reading (run_read.c) ------------------------------------------------------- */

@@ -237,6 +237,25 @@ static struct json *timeline_json(const struct run_timeline *t)
 
 static struct json *fields_json(const struct run_fields *t, const void *base);
 
+static bool in_table(const struct run_fields *t, const char *key)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->f[i].key, key) == 0)
+			return true;
+	return false;
+}
+
+/* The members of src (a run or task as read) that the table does not list, as they are:
+ * a workload's own figures, so that reading and writing again loses nothing. */
+static void copy_unknown(struct json *o, const struct json *src, const struct run_fields *t)
+{
+	for (size_t i = 0; i < json_len(src) && json_type_of(src) == JSON_OBJ; i++) {
+		const char *k = json_key_at(src, i);
+		if (!in_table(t, k) && !json_get(o, k))
+			json_set(o, k, json_clone(json_at(src, i)));
+	}
+}
+
 static struct json *tasks_json(const struct run *r)
 {
 	struct json *a = json_arr();
@@ -245,6 +264,7 @@ static struct json *tasks_json(const struct run *r)
 		struct json *o = fields_json(&run_fields_task, t);
 		for (size_t k = 0; t->extra && k < json_len(t->extra); k++)
 			json_set(o, json_key_at(t->extra, k), json_clone(json_at(t->extra, k)));
+		copy_unknown(o, t->json, &run_fields_task);
 		json_push(a, o);
 	}
 	return a;
@@ -323,5 +343,7 @@ struct json *run_to_json(const struct run *r)
 {
 	struct json *o = json_obj();
 	report_stamp(o, REPORT_SCHEMA_RUN);
-	return set_fields(o, &run_fields_run, r);
+	set_fields(o, &run_fields_run, r);
+	copy_unknown(o, r->json, &run_fields_run);
+	return o;
 }

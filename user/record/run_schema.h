@@ -39,10 +39,10 @@
 	X(command, OPT, TEXT)                    \
 	X(machine, EXT, JSON)                    \
 	X(recording, EXT, JSON)                  \
-	X(repeat, EXT, COUNT)                    \
 	X(mean_completion_s, NUL, SECS)          \
 	X(makespan_s, NUL, SECS)                 \
-	X(ideal_mean_completion_s, NUL, SECS)
+	X(ideal_mean_completion_s, NUL, SECS)    \
+	X(repeat, EXT, COUNT)
 
 /* run["bpf"]: whether the kernel side recorded, and what it lost. */
 #define TH_RUN_BPF_FIELDS(X)      \
