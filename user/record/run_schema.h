@@ -7,7 +7,8 @@
  * lines, so a new field is a line here and the producer that fills it. The header is in
  * user/record, not in tools/, because the recorder library (user/record/json.c, which
  * cannot link the CLI) writes the same per-task and per-worker figures under the same names
- * (TH_RUN_KEY below); it holds no code, only these lists.
+ * (TH_TASK_KEY and the like, at the end); bpf/ holds the kernel/user ABI, which this is
+ * not. It holds no code, only these lists and the key arrays made from them.
  *
  * need: REQ   present, not null
  *       NUL   present, null when not measured (no BPF)
@@ -150,5 +151,22 @@ static const char *const th_run_worker_keys[] __attribute__((unused)) = {
 };
 #define TH_TASK_KEY(name) th_run_task_keys[th_task_k_##name]
 #define TH_WORKER_KEY(name) th_run_worker_keys[th_worker_k_##name]
+
+/* The same for the columns of the timeline rows: TH_TL_RUN_KEY(task) is "task",
+ * TH_TL_MIGRATION_KEY(from_cpu) is "from_cpu" (the recorder library's objects use these
+ * names for the same values). */
+#define TH_RUN_COL_NAME_(name, kind) #name,
+#define TH_RUN_RUNCOL_ENUM_(name, kind) th_runcol_k_##name,
+#define TH_RUN_MIGCOL_ENUM_(name, kind) th_migcol_k_##name,
+enum th_run_tl_run_col { TH_RUN_TL_RUN_COLS(TH_RUN_RUNCOL_ENUM_) th_runcol_k_count_ };
+enum th_run_tl_migration_col { TH_RUN_TL_MIGRATION_COLS(TH_RUN_MIGCOL_ENUM_) th_migcol_k_count_ };
+static const char *const th_run_tl_run_cols[] __attribute__((unused)) = {
+	TH_RUN_TL_RUN_COLS(TH_RUN_COL_NAME_)
+};
+static const char *const th_run_tl_migration_cols[] __attribute__((unused)) = {
+	TH_RUN_TL_MIGRATION_COLS(TH_RUN_COL_NAME_)
+};
+#define TH_TL_RUN_KEY(name) th_run_tl_run_cols[th_runcol_k_##name]
+#define TH_TL_MIGRATION_KEY(name) th_run_tl_migration_cols[th_migcol_k_##name]
 
 #endif
