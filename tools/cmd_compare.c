@@ -333,15 +333,16 @@ static struct json *relabel(const struct json *child, const char *policy, uint64
 	return run_to_json(r);
 }
 
-/* Mean over repeats of the compute tasks' mean completion of the runs labelled `label`. */
-static double compute_mean(const struct json *runs, const char *label, int *n)
+/* Mean over repeats of the compute tasks' mean completion of the runs labelled `label`
+ * (darts with --blockers puts it in the run's extra). */
+static double compute_mean(const struct report_view *v, const char *label, int *n)
 {
 	double sum = 0;
 	*n = 0;
-	for (size_t i = 0; i < json_len(runs); i++) {
-		const struct json *run = json_at(runs, i);
-		double x = json_get_num(json_get(run, "extra"), "compute_mean_completion_s", -1);
-		if (x >= 0 && strcmp(json_get_str(run, "policy", ""), label) == 0) {
+	for (size_t i = 0; i < v->nruns; i++) {
+		const struct run *run = &v->runs[i];
+		double x = json_get_num(run->extra, "compute_mean_completion_s", -1);
+		if (x >= 0 && strcmp(run->policy, label) == 0) {
 			sum += x;
 			(*n)++;
 		}
@@ -351,12 +352,16 @@ static double compute_mean(const struct json *runs, const char *label, int *n)
 
 /* blockers[]: per policy (and activation mode), the compute tasks' mean completion
  * with the blockers and without (the POLICY.../no-blockers runs), and their ratio. */
-static struct json *blockers_table(const struct json *runs)
+static struct json *blockers_table(const struct json *report)
 {
 	static const char suffix[] = "/no-blockers";
 	struct json *rows = json_arr();
-	for (size_t i = 0; i < json_len(runs); i++) {
-		const char *label = json_get_str(json_at(runs, i), "policy", "");
+	struct report_view v;
+	char err[256];
+	if (report_view_read_partial(report, &v, err, sizeof(err)))
+		return rows;
+	for (size_t i = 0; i < v.nruns; i++) {
+		const char *label = v.runs[i].policy;
 		size_t len = strlen(label);
 		if (len <= sizeof(suffix) - 1 || strcmp(label + len - (sizeof(suffix) - 1), suffix))
 			continue;
@@ -366,7 +371,7 @@ static struct json *blockers_table(const struct json *runs)
 		for (size_t j = 0; j < json_len(rows) && !seen; j++)
 			seen = !strcmp(json_get_str(json_at(rows, j), "label", ""), with);
 		int nw, nb;
-		double without = compute_mean(runs, label, &nb), blk = compute_mean(runs, with, &nw);
+		double without = compute_mean(&v, label, &nb), blk = compute_mean(&v, with, &nw);
 		if (seen || !nw || !nb)
 			continue;
 		struct json *row = json_obj();
@@ -376,6 +381,7 @@ static struct json *blockers_table(const struct json *runs)
 		json_set_num(row, "slowdown", without > 0 ? blk / without : 0);
 		json_push(rows, row);
 	}
+	report_view_free(&v);
 	return rows;
 }
 
@@ -515,7 +521,7 @@ int cmd_compare(int argc, char **argv)
 	json_set_bool(report, "interrupted", interrupts > 0 || k < total);
 	report_aggregate(report);
 	if (c.blockers)
-		json_set(report, "blockers", blockers_table(json_get(report, "runs")));
+		json_set(report, "blockers", blockers_table(report));
 	if (k == 0) {
 		if (!rc)
 			rc = cli_fail("compare", "no run finished; nothing written");

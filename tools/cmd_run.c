@@ -283,7 +283,7 @@ static double rel_s(uint64_t ns, uint64_t t0)
 static int fill_timeline(struct run *r, const struct runlog *log, struct th_record *rec, uint64_t t0)
 {
 	size_t n = 0;
-	r->timeline.known = true;
+	r->timeline.known = r->timeline.run_ends.known = true; /* none is still a list */
 	r->timeline.dropped_runs = (double)log->dropped;
 	if (rec && th_record_runs(rec, &n) && n)
 		return rec_run_timeline(rec, 0, t0, r);

@@ -162,7 +162,7 @@ int rec_run_timeline(struct th_record *rec, int pid, uint64_t t0, struct run *r)
 		if (run_push_tl_migration(r, &row))
 			return -1;
 	}
-	r->timeline.known = true;
+	r->timeline.known = r->timeline.run_ends.known = true; /* none is still a list */
 	return push_oncpu(rec, pid, t0, r);
 }
 

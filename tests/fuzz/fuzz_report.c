@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!j)
 		return 0;
 	/* what cmd_report does with it, short of writing files */
-	if (!json_get(j, "taskhop_report") && json_get(j, "tasks"))
+	if (!json_get(j, "taskhop_report") && json_get(j, TH_RUN_KEY(tasks)))
 		j = report_from_run(j);
 	if (report_validate(j, err, sizeof(err)) == 0) {
 		report_run_text(json_at(json_get(j, "runs"), 0), null);

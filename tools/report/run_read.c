@@ -304,16 +304,18 @@ static int read_timeline(struct rctx *c, const struct json *tl, struct run_timel
 		return fail(c, "'timeline' must be an object");
 	t->known = true;
 	const struct json *v;
-	if ((v = json_get(tl, "runs")) && read_rows(c, v, "timeline runs", &run_cols_run, &t->runs))
+	if ((v = json_get(tl, TH_TIMELINE_KEY(runs))) &&
+	    read_rows(c, v, "timeline runs", &run_cols_run, &t->runs))
 		return -1;
-	if ((v = json_get(tl, "migrations")) &&
+	if ((v = json_get(tl, TH_TIMELINE_KEY(migrations))) &&
 	    read_rows(c, v, "timeline migrations", &run_cols_migration, &t->migrations))
 		return -1;
-	if ((v = json_get(tl, "oncpu")) && read_rows(c, v, "timeline oncpu", &run_cols_oncpu, &t->oncpu))
+	if ((v = json_get(tl, TH_TIMELINE_KEY(oncpu))) &&
+	    read_rows(c, v, "timeline oncpu", &run_cols_oncpu, &t->oncpu))
 		return -1;
-	if ((v = json_get(tl, "run_ends")) && read_ends(c, v, t->runs.n, &t->run_ends))
+	if ((v = json_get(tl, TH_TIMELINE_KEY(run_ends))) && read_ends(c, v, t->runs.n, &t->run_ends))
 		return -1;
-	if ((v = json_get(tl, "dropped_runs")) &&
+	if ((v = json_get(tl, TH_TIMELINE_KEY(dropped_runs))) &&
 	    read_number(c, v, "timeline dropped_runs", RUN_KIND_COUNT, true, &t->dropped_runs))
 		return -1;
 	return 0;
@@ -321,7 +323,7 @@ static int read_timeline(struct rctx *c, const struct json *tl, struct run_timel
 
 static int read_bpf(struct rctx *c, const struct json *b, struct run_bpf *out)
 {
-	const struct json *en = json_get(b, "enabled");
+	const struct json *en = json_get(b, run_fields_bpf.f[0].key); /* enabled */
 	if (!b || json_type_of(b) != JSON_OBJ || json_type_of(en) != JSON_BOOL || !en)
 		return fail(c, "'bpf' must be {\"enabled\": true|false, ...}");
 	return read_fields(c, b, &run_fields_bpf, out);
@@ -329,18 +331,18 @@ static int read_bpf(struct rctx *c, const struct json *b, struct run_bpf *out)
 
 static int read_parts(struct rctx *c, const struct json *o, struct run *r)
 {
-	const struct json *tasks = json_get(o, "tasks"), *ws = json_get(o, "workers");
+	const struct json *tasks = json_get(o, TH_RUN_KEY(tasks)), *ws = json_get(o, TH_RUN_KEY(workers));
 	size_t i0 = r->index + 1;
 	if ((json_type_of(tasks) != JSON_ARR && (tasks || !c->partial)) ||
 	    (json_type_of(ws) != JSON_ARR && (ws || !c->partial)))
 		return fail(c, "'tasks' and 'workers' must be arrays");
 	if (read_fields(c, o, &run_fields_run, r) ||
-	    ((json_get(o, "bpf") || !c->partial) && read_bpf(c, json_get(o, "bpf"), &r->bpf)))
+	    ((json_get(o, TH_RUN_KEY(bpf)) || !c->partial) && read_bpf(c, json_get(o, TH_RUN_KEY(bpf)), &r->bpf)))
 		return -1;
 	c->workers = isnan(r->worker_count) ? TH_MAX_WORKERS : r->worker_count;
-	if (json_len(ws) != (size_t)r->worker_count && !c->partial)
+	if (!c->partial && json_len(ws) != (size_t)r->worker_count)
 		return fail(c, "'workers' must have one entry per worker (worker_count)");
-	if (read_timeline(c, json_get(o, "timeline"), &r->timeline))
+	if (read_timeline(c, json_get(o, TH_RUN_KEY(timeline)), &r->timeline))
 		return -1;
 	r->tasks = calloc(json_len(tasks) ? json_len(tasks) : 1, sizeof(*r->tasks));
 	r->workers = calloc(json_len(ws) ? json_len(ws) : 1, sizeof(*r->workers));

@@ -221,17 +221,20 @@ static struct json *timeline_json(const struct run_timeline *t)
 {
 	if (!t->known)
 		return json_null();
-	struct json *o = json_obj(), *ends = json_arr();
-	json_set(o, "runs", rows_json(&t->runs, run_cols_run.n));
-	for (size_t i = 0; i < t->run_ends.n; i++)
-		json_push(ends, json_str(run_end_words[t->run_ends.v[i] < RUN_END_COUNT ? t->run_ends.v[i]
-											 : RUN_END_unknown]));
-	json_set(o, "run_ends", ends);
-	json_set(o, "migrations", rows_json(&t->migrations, run_cols_migration.n));
+	struct json *o = json_obj();
+	json_set(o, TH_TIMELINE_KEY(runs), rows_json(&t->runs, run_cols_run.n));
+	if (t->run_ends.known) { /* one per run (a file read without them has none) */
+		struct json *ends = json_arr();
+		for (size_t i = 0; i < t->run_ends.n; i++)
+			json_push(ends, json_str(run_end_words[t->run_ends.v[i] < RUN_END_COUNT
+							       ? t->run_ends.v[i] : RUN_END_unknown]));
+		json_set(o, TH_TIMELINE_KEY(run_ends), ends);
+	}
+	json_set(o, TH_TIMELINE_KEY(migrations), rows_json(&t->migrations, run_cols_migration.n));
 	if (t->oncpu.n)
-		json_set(o, "oncpu", rows_json(&t->oncpu, run_cols_oncpu.n));
+		json_set(o, TH_TIMELINE_KEY(oncpu), rows_json(&t->oncpu, run_cols_oncpu.n));
 	if (!isnan(t->dropped_runs))
-		json_set_num(o, "dropped_runs", t->dropped_runs);
+		json_set_num(o, TH_TIMELINE_KEY(dropped_runs), t->dropped_runs);
 	return o;
 }
 

@@ -82,11 +82,14 @@ int report_set_timeline_seed(struct json *report, bool all, unsigned long long s
 {
 	if (all)
 		return json_set_str(report, "timeline_seed", "all");
-	const struct json *runs = json_get(report, "runs");
-	unsigned long long s;
+	struct report_view v;
+	char err[256];
+	if (report_view_read_partial(report, &v, err, sizeof(err)))
+		return -1;
 	/* compare sets it before any run exists: its caller checked the range */
-	bool found = json_len(runs) == 0;
-	for (size_t i = 0; i < json_len(runs) && !found; i++)
-		found = json_as_u64(json_get(json_at(runs, i), "seed"), &s) && s == seed;
+	bool found = v.nruns == 0;
+	for (size_t i = 0; i < v.nruns && !found; i++)
+		found = v.runs[i].seed.known && v.runs[i].seed.v == seed;
+	report_view_free(&v);
 	return found ? json_set_u64(report, "timeline_seed", seed) : -1;
 }

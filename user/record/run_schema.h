@@ -151,6 +151,18 @@ static const char *const th_run_worker_keys[] __attribute__((unused)) = {
 };
 #define TH_TASK_KEY(name) th_run_task_keys[th_task_k_##name]
 #define TH_WORKER_KEY(name) th_run_worker_keys[th_worker_k_##name]
+#define TH_RUN_RUN_ENUM_(name, need, kind) TH_RUN_KEY_ENUM_(th_run_k_, name)
+#define TH_RUN_TL_ENUM_(name, need, kind) TH_RUN_KEY_ENUM_(th_tl_k_, name)
+enum th_run_run_key { TH_RUN_FIELDS(TH_RUN_RUN_ENUM_) th_run_k_count_ };
+enum th_run_timeline_key { TH_RUN_TIMELINE_FIELDS(TH_RUN_TL_ENUM_) th_tl_k_count_ };
+static const char *const th_run_run_keys[] __attribute__((unused)) = {
+	TH_RUN_FIELDS(TH_RUN_KEY_NAME_)
+};
+static const char *const th_run_timeline_keys[] __attribute__((unused)) = {
+	TH_RUN_TIMELINE_FIELDS(TH_RUN_KEY_NAME_)
+};
+#define TH_RUN_KEY(name) th_run_run_keys[th_run_k_##name]
+#define TH_TIMELINE_KEY(name) th_run_timeline_keys[th_tl_k_##name]
 
 /* The same for the columns of the timeline rows: TH_TL_RUN_KEY(task) is "task",
  * TH_TL_MIGRATION_KEY(from_cpu) is "from_cpu" (the recorder library's objects use these
