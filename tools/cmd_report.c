@@ -76,22 +76,22 @@ static void print_bench(const struct json *r)
 	if (ns && stats_summarize(share, ns, &st) == 0)
 		printf("# %s: the median run used %.0f%% of its workers' CPU time (100%% = no competition "
 		       "and no idling)\n", wl, 100 * st.median);
-	double serial = med(json_get(pols, REPORT_SERIAL), "wall_s");
-	double sticky = med(json_get(pols, "sticky"), "mean_completion_s");
+	double serial = med(json_get(pols, REPORT_SERIAL), REPORT_METRIC_WALL);
+	double sticky = med(json_get(pols, "sticky"), REPORT_METRIC_MEAN);
 	const char *best = NULL;
 	double best_mean = 0, best_ratio = 0;
 	for (size_t i = 0; i < json_len(pols); i++) {
 		const char *name = json_key_at(pols, i);
 		const struct json *p = json_at(pols, i);
 		if (serial > 0) {
-			double w = med(p, "wall_s");
+			double w = med(p, REPORT_METRIC_WALL);
 			if (strcmp(name, REPORT_SERIAL) == 0)
 				printf("bench: %s_serial_wall %.3f s\n", wl, w);
 			else
 				printf("bench: %s_speedup_%s %.3f x\n", wl, name, serial / w);
 			continue;
 		}
-		double m = med(p, "mean_completion_s"), ri = med(p, "ratio_to_ideal");
+		double m = med(p, REPORT_METRIC_MEAN), ri = med(p, REPORT_METRIC_IDEAL);
 		printf("bench: %s_mean_completion_%s %.4f s\n", wl, name, m);
 		if (ri > 0)
 			printf("bench: %s_mean_over_ideal_%s %.3f ratio\n", wl, name, ri);

@@ -311,7 +311,7 @@ static int fig_speedup(const struct report_view *v, const char *dir, struct repo
 		       struct fig_err *fe)
 {
 	const struct json *pols = json_get(v->json, "policies");
-	const struct json *serial = json_get(json_get(pols, REPORT_SERIAL), "wall_s");
+	const struct json *serial = json_get(json_get(pols, REPORT_SERIAL), REPORT_METRIC_WALL);
 	double base = json_get_num(serial, "median", NAN);
 	if (!(base > 0))
 		return 0;
@@ -325,7 +325,7 @@ static int fig_speedup(const struct report_view *v, const char *dir, struct repo
 	/* numbers only in the block; the policy names label the x axis through quoted tics */
 	fprintf(b.f, "$t << EOD\n");
 	for (size_t p = 0; p < json_len(pols); p++) {
-		const struct json *w = json_get(json_at(pols, p), "wall_s");
+		const struct json *w = json_get(json_at(pols, p), REPORT_METRIC_WALL);
 		double med = json_get_num(w, "median", NAN);
 		fprintf(b.f, "%zu %zu %.6f %.6f %.6f %.4f\n", p, p, med,
 			json_get_num(w, "min", NAN), json_get_num(w, "max", NAN), base / med);

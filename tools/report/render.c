@@ -205,31 +205,31 @@ static int table_rows(const struct json *report, struct row *rows, int max)
 {
 	const struct json *pols = json_get(report, "policies");
 	const char *base = baseline_policy(report);
-	double base_mean = base ? median_of(policy_metric(report, base, "mean_completion_s")) : NAN;
-	double serial = median_of(policy_metric(report, REPORT_SERIAL, "wall_s"));
+	double base_mean = base ? median_of(policy_metric(report, base, REPORT_METRIC_MEAN)) : NAN;
+	double serial = median_of(policy_metric(report, REPORT_SERIAL, REPORT_METRIC_WALL));
 	int n = 0;
 	for (size_t i = 0; i < json_len(pols) && n < max; i++, n++) {
 		const struct json *p = json_at(pols, i);
 		struct row *r = &rows[n];
 		r->name = json_key_at(pols, i);
 		snprintf(r->runs, sizeof(r->runs), "%.0f", json_get_num(p, "runs", 0));
-		stat_cell(r->mean, sizeof(r->mean), json_get(p, "mean_completion_s"), "%.3f");
-		stat_cell(r->span, sizeof(r->span), json_get(p, "makespan_s"), "%.3f");
-		stat_cell(r->wall, sizeof(r->wall), json_get(p, "wall_s"), "%.3f");
-		double w = median_of(json_get(p, "wall_s")), sm = median_of(json_get(p, "makespan_s"));
+		stat_cell(r->mean, sizeof(r->mean), json_get(p, REPORT_METRIC_MEAN), "%.3f");
+		stat_cell(r->span, sizeof(r->span), json_get(p, REPORT_METRIC_MAKESPAN), "%.3f");
+		stat_cell(r->wall, sizeof(r->wall), json_get(p, REPORT_METRIC_WALL), "%.3f");
+		double w = median_of(json_get(p, REPORT_METRIC_WALL)), sm = median_of(json_get(p, REPORT_METRIC_MAKESPAN));
 		snprintf(r->span_med, sizeof(r->span_med), isnan(sm) ? "-" : "%.3f", sm);
 		snprintf(r->wall_med, sizeof(r->wall_med), isnan(w) ? "-" : "%.3f", w);
 		snprintf(r->speedup, sizeof(r->speedup), serial > 0 && w > 0 ? "%.2f" : "-", serial / w);
-		double ri = median_of(json_get(p, "ratio_to_ideal"));
-		double m = median_of(json_get(p, "mean_completion_s"));
-		double h = median_of(json_get(p, "worker_hops_per_task"));
-		double c = median_of(json_get(p, "cpu_migrations_per_task"));
+		double ri = median_of(json_get(p, REPORT_METRIC_IDEAL));
+		double m = median_of(json_get(p, REPORT_METRIC_MEAN));
+		double h = median_of(json_get(p, REPORT_METRIC_HOPS));
+		double c = median_of(json_get(p, REPORT_METRIC_MIGR));
 		snprintf(r->ideal, sizeof(r->ideal), isnan(ri) ? "-" : "%.2f", ri);
 		snprintf(r->base, sizeof(r->base),
 			 isnan(base_mean) || !(base_mean > 0) || isnan(m) ? "-" : "%.2f", m / base_mean);
 		snprintf(r->hops, sizeof(r->hops), isnan(h) ? "-" : "%.2f", h);
 		snprintf(r->migr, sizeof(r->migr), isnan(c) ? "-" : "%.2f", c);
-		double pr = median_of(json_get(p, "preempted_per_task"));
+		double pr = median_of(json_get(p, REPORT_METRIC_PREEMPTED));
 		snprintf(r->preempted, sizeof(r->preempted), isnan(pr) ? "-" : "%.1f", pr);
 	}
 	return n;

@@ -1,5 +1,5 @@
-/* report.c — builds, derives, aggregates and validates run/compare reports (the JSON side),
- * and writes every output file of a report directory. Renderers are in render.c. */
+/* report.c — builds, derives and aggregates run/compare reports (the JSON side), and writes
+ * every output file of a report directory. The run schema is run.h; renderers are render.c. */
 #include "report/report.h"
 
 #include <math.h>
@@ -24,7 +24,7 @@ const char *const report_run_fields[] = { TH_RUN_FIELDS(CARRIED_) NULL };
 const char *const report_task_fields[] = { TH_RUN_TASK_FIELDS(CARRIED_) NULL };
 const char *const report_worker_fields[] = { TH_RUN_WORKER_FIELDS(CARRIED_) NULL };
 const char *const report_policy_fields[] = {
-	"mean_completion_s", "makespan_s", "worker_hops_per_task", "cpu_migrations_per_task", NULL,
+	REPORT_METRIC_MEAN, REPORT_METRIC_MAKESPAN, REPORT_METRIC_HOPS, REPORT_METRIC_MIGR, NULL,
 };
 
 /* ---- building ------------------------------------------------------------ */
@@ -154,8 +154,8 @@ static double per_task(const struct run *run, size_t field)
 /* One policy's figures: x[k][run] for each metric over the runs of that policy. */
 enum { M_MEAN, M_SPAN, M_HOPS, M_MIGR, M_IDEAL, M_WALL, M_PREEMPTED, M_NMETRICS };
 static const char *const metric_names[M_NMETRICS] = {
-	"mean_completion_s", "makespan_s", "worker_hops_per_task", "cpu_migrations_per_task",
-	"ratio_to_ideal", "wall_s", "preempted_per_task",
+	REPORT_METRIC_MEAN, REPORT_METRIC_MAKESPAN, REPORT_METRIC_HOPS, REPORT_METRIC_MIGR,
+	REPORT_METRIC_IDEAL, REPORT_METRIC_WALL, REPORT_METRIC_PREEMPTED,
 };
 
 static double run_metric(const struct run *run, int m)

@@ -12,7 +12,15 @@
 extern const char *const report_run_fields[];
 extern const char *const report_task_fields[];
 extern const char *const report_worker_fields[];
-/* Figures per policy in report["policies"][NAME], each {median,min,max,ci95,...}. */
+/* Figures per policy in report["policies"][NAME], each {median,min,max,ci95,...} over the
+ * policy's runs (report_aggregate): the names, once. */
+#define REPORT_METRIC_MEAN "mean_completion_s"        /* runs' mean_completion_s */
+#define REPORT_METRIC_MAKESPAN "makespan_s"           /* runs' makespan_s */
+#define REPORT_METRIC_HOPS "worker_hops_per_task"     /* per task of a run */
+#define REPORT_METRIC_MIGR "cpu_migrations_per_task"  /* per task of a run (BPF) */
+#define REPORT_METRIC_IDEAL "ratio_to_ideal"          /* mean / ideal_mean_completion_s */
+#define REPORT_METRIC_WALL "wall_s"                   /* runs' wall_s */
+#define REPORT_METRIC_PREEMPTED "preempted_per_task"  /* per task (the runtime's --preempt) */
 extern const char *const report_policy_fields[];
 
 /* ---- building ------------------------------------------------------------ */
@@ -33,7 +41,8 @@ struct json *report_from_run(struct json *run);
 
 /* Checks the fields above are present in every run, task and worker, of their type and in
  * their range (CPUs, workers, ids, counts, means, timeline rows; names without control
- * characters), so that every renderer below can trust a report that passed (validate.c).
+ * characters), so that every renderer below can trust a report that passed: the run reader
+ * (report_view_read in report/run.h, run_read.c) reads it and lets it go.
  * 0, or -1 with one line naming the run and field in err: "run 3 task 5 has no
  * 'completion_s'", "run 1: 'timeline runs' must be a whole number in [-1, 1023], not 2e9". */
 int report_validate(const struct json *report, char *err, size_t errlen);
