@@ -323,8 +323,9 @@ static int read_timeline(struct rctx *c, const struct json *tl, struct run_timel
 
 static int read_bpf(struct rctx *c, const struct json *b, struct run_bpf *out)
 {
-	const struct json *en = json_get(b, run_fields_bpf.f[0].key); /* enabled */
-	if (!b || json_type_of(b) != JSON_OBJ || json_type_of(en) != JSON_BOOL || !en)
+	/* the whole object is named in the message: an old report's bpf may be anything */
+	const struct json *en = json_get(b, run_fields_bpf.f[0].key); /* "enabled", first */
+	if (json_type_of(b) != JSON_OBJ || json_type_of(en) != JSON_BOOL)
 		return fail(c, "'bpf' must be {\"enabled\": true|false, ...}");
 	return read_fields(c, b, &run_fields_bpf, out);
 }
