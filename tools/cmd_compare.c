@@ -1,6 +1,7 @@
 /* cmd_compare.c — `taskhop compare WORKLOAD --policies a,b --repeat N --out DIR`: every policy
  * N times, interleaved, each run in a fresh `taskhop run` process; writes the whole report. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "record.h"
 #include "report/fsutil.h"
 #include "report/report.h"
+#include "report/run.h"
 
 static volatile sig_atomic_t interrupts;
 static volatile pid_t running_child;
@@ -314,15 +316,33 @@ static struct json *one_run(const struct compare_opts *c, const char *policy, bo
 	return run;
 }
 
-/* Mean over repeats of the compute tasks' mean completion of the runs labelled `label`. */
-static double compute_mean(const struct json *runs, const char *label, int *n)
+/* The child's run, checked by the run reader into r (release it), relabelled (the report
+ * groups runs by policy) and numbered by its repeat, written again by the run writer.
+ * NULL: it fails the reader. */
+static struct json *relabel(const struct json *child, const char *policy, uint64_t repeat,
+			    struct run *r)
+{
+	char err[512];
+	if (run_read(child, 0, r, err, sizeof(err))) {
+		fprintf(stderr, "taskhop compare: the run's JSON: %s\n", err);
+		return NULL;
+	}
+	if (policy)
+		r->policy = policy;
+	r->repeat = (double)repeat;
+	return run_to_json(r);
+}
+
+/* Mean over repeats of the compute tasks' mean completion of the runs labelled `label`
+ * (darts with --blockers puts it in the run's extra). */
+static double compute_mean(const struct report_view *v, const char *label, int *n)
 {
 	double sum = 0;
 	*n = 0;
-	for (size_t i = 0; i < json_len(runs); i++) {
-		const struct json *run = json_at(runs, i);
-		double x = json_get_num(json_get(run, "extra"), "compute_mean_completion_s", -1);
-		if (x >= 0 && strcmp(json_get_str(run, "policy", ""), label) == 0) {
+	for (size_t i = 0; i < v->nruns; i++) {
+		const struct run *run = &v->runs[i];
+		double x = json_get_num(run->extra, "compute_mean_completion_s", -1);
+		if (x >= 0 && strcmp(run->policy, label) == 0) {
 			sum += x;
 			(*n)++;
 		}
@@ -332,12 +352,16 @@ static double compute_mean(const struct json *runs, const char *label, int *n)
 
 /* blockers[]: per policy (and activation mode), the compute tasks' mean completion
  * with the blockers and without (the POLICY.../no-blockers runs), and their ratio. */
-static struct json *blockers_table(const struct json *runs)
+static struct json *blockers_table(const struct json *report)
 {
 	static const char suffix[] = "/no-blockers";
 	struct json *rows = json_arr();
-	for (size_t i = 0; i < json_len(runs); i++) {
-		const char *label = json_get_str(json_at(runs, i), "policy", "");
+	struct report_view v;
+	char err[256];
+	if (report_view_read_partial(report, &v, err, sizeof(err)))
+		return rows;
+	for (size_t i = 0; i < v.nruns; i++) {
+		const char *label = v.runs[i].policy;
 		size_t len = strlen(label);
 		if (len <= sizeof(suffix) - 1 || strcmp(label + len - (sizeof(suffix) - 1), suffix))
 			continue;
@@ -347,7 +371,7 @@ static struct json *blockers_table(const struct json *runs)
 		for (size_t j = 0; j < json_len(rows) && !seen; j++)
 			seen = !strcmp(json_get_str(json_at(rows, j), "label", ""), with);
 		int nw, nb;
-		double without = compute_mean(runs, label, &nb), blk = compute_mean(runs, with, &nw);
+		double without = compute_mean(&v, label, &nb), blk = compute_mean(&v, with, &nw);
 		if (seen || !nw || !nb)
 			continue;
 		struct json *row = json_obj();
@@ -357,6 +381,7 @@ static struct json *blockers_table(const struct json *runs)
 		json_set_num(row, "slowdown", without > 0 ? blk / without : 0);
 		json_push(rows, row);
 	}
+	report_view_free(&v);
 	return rows;
 }
 
@@ -375,20 +400,19 @@ static void print_blockers(const struct json *report, FILE *f)
 	}
 }
 
-static void progress(int k, int total, const struct json *run, double elapsed)
+static void progress(int k, int total, const struct run *run, double elapsed)
 {
-	double mean = json_get_num(run, "mean_completion_s", 0);
-	double ideal = json_get_num(run, "ideal_mean_completion_s", 0);
-	double wall = json_get_num(run, "wall_s", 0);
-	fprintf(stderr, "[%*d/%d] %-10s seed %-3.0f", total >= 100 ? 3 : 2, k, total,
-		json_get_str(run, "policy", "?"), json_get_num(run, "seed", 0));
-	if (json_is_num(json_get(run, "mean_completion_s")))
+	char seed[32];
+	double mean = run->mean_completion_s, ideal = run->ideal_mean_completion_s;
+	fprintf(stderr, "[%*d/%d] %-10s seed %-3s", total >= 100 ? 3 : 2, k, total, run->policy,
+		run_seed_text(seed, sizeof(seed), run));
+	if (!isnan(mean))
 		fprintf(stderr, " mean completion %.3f s", mean);
 	if (ideal > 0)
 		fprintf(stderr, " (x%.2f ideal)", mean / ideal);
 	double eta = k ? elapsed / k * (total - k) : 0;
-	fprintf(stderr, "%s wall %.2f s, eta %.0f s\n",
-		json_is_num(json_get(run, "mean_completion_s")) ? "," : "", wall, eta);
+	fprintf(stderr, "%s wall %.2f s, eta %.0f s\n", isnan(mean) ? "" : ",",
+		isnan(run->wall_s) ? 0 : run->wall_s, eta);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -471,8 +495,12 @@ int cmd_compare(int argc, char **argv)
 			snprintf(label, sizeof(label), "%s%s%s%s", pol, mode ? "/" : "", mode ? mode : "",
 				 no_blk ? "/no-blockers" : "");
 			int status;
-			struct json *run = one_run(&c, pol, base, mode, no_blk, c.seed + r, tmp, &status);
+			struct json *child = one_run(&c, pol, base, mode, no_blk, c.seed + r, tmp, &status);
+			struct run parsed = { 0 };
+			struct json *run = child ? relabel(child, base ? REPORT_SERIAL : mode || no_blk ? label : NULL,
+							   r + 1, &parsed) : NULL;
 			if (!run) {
+				json_free(child);
 				if (interrupts)
 					break;
 				rc = cli_fail("compare", "run %d (%s, seed %llu) failed (exit status %d); "
@@ -481,13 +509,10 @@ int cmd_compare(int argc, char **argv)
 					      WIFEXITED(status) ? WEXITSTATUS(status) : -1, k);
 				break;
 			}
-			if (base)
-				json_set_str(run, "policy", REPORT_SERIAL);
-			else if (mode || no_blk)
-				json_set_str(run, "policy", label); /* the report groups runs by it */
-			json_set_num(run, "repeat", (double)r + 1);
 			json_push(runs, run);
-			progress(++k, total, run, (double)(th_now_ns() - t0) / 1e9);
+			progress(++k, total, &parsed, (double)(th_now_ns() - t0) / 1e9);
+			run_release(&parsed);
+			json_free(child);
 		}
 	}
 	sigaction(SIGINT, &old[0], NULL);
@@ -496,7 +521,7 @@ int cmd_compare(int argc, char **argv)
 	json_set_bool(report, "interrupted", interrupts > 0 || k < total);
 	report_aggregate(report);
 	if (c.blockers)
-		json_set(report, "blockers", blockers_table(json_get(report, "runs")));
+		json_set(report, "blockers", blockers_table(report));
 	if (k == 0) {
 		if (!rc)
 			rc = cli_fail("compare", "no run finished; nothing written");

@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "report/hist.h"
 #include "report/report.h"
+#include "report/run.h"
 #include "report/stats.h"
 
 static void report_help(FILE *f)
@@ -59,36 +60,38 @@ static void print_bench(const struct json *r)
 		printf("# %s: 1-min load average %.2f on %.0f CPUs when the runs started\n", wl,
 		       json_get_num(m, "loadavg_1min", 0), json_get_num(m, "cpus", 0));
 	/* Share of its CPUs the median run got (process CPU time / (wall x workers)). */
-	const struct json *runs = json_get(r, "runs");
+	struct report_view v;
+	char err[256];
 	double share[1024];
 	int ns = 0;
-	for (size_t i = 0; i < json_len(runs) && ns < 1024; i++) {
-		const struct json *run = json_at(runs, i);
-		double cpu = json_get_num(run, "cpu_s", -1), wall = json_get_num(run, "wall_s", 0);
-		double w = json_get_num(run, "worker_count", 1);
-		if (cpu >= 0 && wall > 0 && strcmp(json_get_str(run, "policy", ""), REPORT_SERIAL) != 0)
-			share[ns++] = cpu / (wall * w);
+	if (report_view_read(r, &v, err, sizeof(err)) == 0) { /* validated by the caller */
+		for (size_t i = 0; i < v.nruns && ns < 1024; i++) {
+			const struct run *run = &v.runs[i];
+			if (run->cpu_s >= 0 && run->wall_s > 0 && strcmp(run->policy, REPORT_SERIAL) != 0)
+				share[ns++] = run->cpu_s / (run->wall_s * run->worker_count);
+		}
+		report_view_free(&v);
 	}
 	struct stat_summary st;
 	if (ns && stats_summarize(share, ns, &st) == 0)
 		printf("# %s: the median run used %.0f%% of its workers' CPU time (100%% = no competition "
 		       "and no idling)\n", wl, 100 * st.median);
-	double serial = med(json_get(pols, REPORT_SERIAL), "wall_s");
-	double sticky = med(json_get(pols, "sticky"), "mean_completion_s");
+	double serial = med(json_get(pols, REPORT_SERIAL), REPORT_METRIC_WALL);
+	double sticky = med(json_get(pols, "sticky"), REPORT_METRIC_MEAN);
 	const char *best = NULL;
 	double best_mean = 0, best_ratio = 0;
 	for (size_t i = 0; i < json_len(pols); i++) {
 		const char *name = json_key_at(pols, i);
 		const struct json *p = json_at(pols, i);
 		if (serial > 0) {
-			double w = med(p, "wall_s");
+			double w = med(p, REPORT_METRIC_WALL);
 			if (strcmp(name, REPORT_SERIAL) == 0)
 				printf("bench: %s_serial_wall %.3f s\n", wl, w);
 			else
 				printf("bench: %s_speedup_%s %.3f x\n", wl, name, serial / w);
 			continue;
 		}
-		double m = med(p, "mean_completion_s"), ri = med(p, "ratio_to_ideal");
+		double m = med(p, REPORT_METRIC_MEAN), ri = med(p, REPORT_METRIC_IDEAL);
 		printf("bench: %s_mean_completion_%s %.4f s\n", wl, name, m);
 		if (ri > 0)
 			printf("bench: %s_mean_over_ideal_%s %.3f ratio\n", wl, name, ri);
@@ -169,7 +172,7 @@ int cmd_report(int argc, char **argv)
 	struct json *j = json_parse_file(path, err, sizeof(err));
 	if (!j)
 		return cli_usage("report", "%s", err);
-	bool single = !json_get(j, "taskhop_report") && json_get(j, "tasks");
+	bool single = !json_get(j, "taskhop_report") && json_get(j, TH_RUN_KEY(tasks));
 	if (single)
 		j = report_from_run(j);
 	/* nothing of the file is printed or drawn before it passed */

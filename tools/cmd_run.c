@@ -1,6 +1,7 @@
 /* cmd_run.c — `taskhop run WORKLOAD`: one run on the chosen policy, recorded with BPF when
  * privileged; prints the per-task table and writes the run JSON (--json). */
 #define _GNU_SOURCE
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "report/fsutil.h"
 #include "report/hist.h"
 #include "report/report.h"
+#include "report/run.h"
 
 static void run_help(FILE *f)
 {
@@ -232,57 +234,44 @@ static void row_from_log(struct wl_task *row, uint64_t id, const struct runlog *
 	row->work_s = work;
 }
 
-static struct json *num_or_null(bool ok, double x)
+static int fill_task(struct run_task *o, const struct wl_task *t, struct th_record *rec, uint64_t t0)
 {
-	return ok ? json_num(x) : json_null();
-}
-
-static struct json *task_json(const struct wl_task *t, struct th_record *rec, uint64_t t0)
-{
-	struct json *o = json_obj();
 	struct th_rec_task rt;
 	bool k = rec && th_record_task(rec, 0, t->st.id, &rt) == 0;
-	json_set_num(o, "id", (double)t->st.id);
-	json_set_str(o, "label", t->label);
-	json_set(o, "n", num_or_null(t->n > 0, t->n));
-	json_set_num(o, "spawn_worker", t->st.spawn_worker);
-	json_set_num(o, "first_worker", t->st.first_worker);
-	json_set_num(o, "last_worker", t->st.last_worker);
-	json_set_num(o, "completion_s", t->completion_s);
-	json_set_num(o, "runs", (double)t->st.runs);
-	json_set_num(o, "yields", (double)t->st.yields);
-	json_set_num(o, "preempted", (double)t->st.preempted); /* by the runtime */
-	json_set_num(o, "worker_hops", (double)t->st.worker_hops);
-	rec_json_task_kernel(o, k ? &rt : NULL);
-	rec_json_task_slices(o, rec, k ? &rt : NULL, t0);
+	o->id = (double)t->st.id;
+	o->label = t->label;
+	o->n = t->n > 0 ? t->n : NAN;
+	o->spawn_worker = t->st.spawn_worker;
+	o->first_worker = t->st.first_worker;
+	o->last_worker = t->st.last_worker;
+	o->completion_s = t->completion_s;
+	o->runs = (double)t->st.runs;
+	o->yields = (double)t->st.yields;
+	o->preempted = (double)t->st.preempted; /* by the runtime */
+	o->worker_hops = (double)t->st.worker_hops;
 	/* SPT input: the workload's own measure, else the kernel's on-CPU time. */
 	double work = t->work_s >= 0 ? t->work_s : k ? (double)rt.on_cpu_ns / 1e9 : -1;
-	json_set(o, "work_s", num_or_null(work >= 0, work));
-	json_set_num(o, "blocks", (double)t->st.blocks);
-	json_set_num(o, "activations", (double)t->st.activations);
-	for (size_t i = 0; t->extra && i < json_len(t->extra); i++)
-		json_set(o, json_key_at(t->extra, i), json_clone(json_at(t->extra, i)));
-	return o;
+	o->work_s = work >= 0 ? work : NAN;
+	o->blocks = (double)t->st.blocks;
+	o->activations = (double)t->st.activations;
+	o->extra = t->extra; /* the workload's own figures (darts: means) */
+	return rec_run_task_kernel(o, k ? &rt : NULL) | rec_run_task_slices(o, rec, k ? &rt : NULL, t0);
 }
 
-static struct json *workers_json(int workers, const int *tids, const struct runlog *log,
-				 struct th_record *rec)
+static void fill_workers(struct run *r, const int *tids, const struct runlog *log, struct th_record *rec)
 {
-	struct json *a = json_arr();
-	for (int w = 0; w < workers; w++) {
-		struct json *o = json_obj();
+	for (size_t w = 0; w < r->nworkers; w++) {
+		struct run_worker *o = &r->workers[w];
 		struct th_rec_worker rw;
-		bool k = rec && th_record_worker(rec, 0, w, &rw) == 0;
+		bool k = rec && th_record_worker(rec, 0, (int)w, &rw) == 0;
 		size_t ran = 0;
 		for (size_t i = 0; i < log->n; i++)
 			ran += log->r[i].worker == (uint32_t)w;
-		json_set_num(o, "index", w);
-		json_set_num(o, "tid", tids[w]);
-		rec_json_worker_kernel(o, k ? &rw : NULL);
-		json_set_num(o, "tasks_run", (double)ran);
-		json_push(a, o);
+		o->index = (double)w;
+		o->tid = tids[w];
+		rec_run_worker_kernel(o, k ? &rw : NULL);
+		o->tasks_run = (double)ran;
 	}
-	return a;
 }
 
 static double rel_s(uint64_t ns, uint64_t t0)
@@ -290,31 +279,22 @@ static double rel_s(uint64_t ns, uint64_t t0)
 	return ((double)ns - (double)t0) / 1e9;
 }
 
-/* The timeline of rec_json_timeline; without BPF, the run log's runs and their ends. */
-static struct json *timeline_json(const struct runlog *log, struct th_record *rec, uint64_t t0)
+/* The recorder's timeline; without BPF, the run log's runs and their ends. */
+static int fill_timeline(struct run *r, const struct runlog *log, struct th_record *rec, uint64_t t0)
 {
-	struct json *tl = json_obj();
 	size_t n = 0;
-	if (rec && th_record_runs(rec, &n) && n) {
-		rec_json_timeline(rec, 0, t0, tl);
-	} else {
-		struct json *runs = json_arr(), *ends = json_arr();
-		for (size_t i = 0; i < log->n; i++) {
-			struct json *r = json_arr();
-			json_push(r, json_num((double)log->r[i].task_id));
-			json_push(r, json_num(log->r[i].worker));
-			json_push(r, json_num(-1));
-			json_push(r, json_num(rel_s(log->r[i].start_ns, t0)));
-			json_push(r, json_num(rel_s(log->r[i].end_ns, t0)));
-			json_push(runs, r);
-			json_push(ends, json_str(rec_json_run_end(log->r[i].why)));
-		}
-		json_set(tl, "runs", runs);
-		json_set(tl, "run_ends", ends);
-		json_set(tl, "migrations", json_arr());
+	r->timeline.known = r->timeline.run_ends.known = true; /* none is still a list */
+	r->timeline.dropped_runs = (double)log->dropped;
+	if (rec && th_record_runs(rec, &n) && n)
+		return rec_run_timeline(rec, 0, t0, r);
+	for (size_t i = 0; i < log->n; i++) {
+		const struct th_run_record *x = &log->r[i];
+		struct run_tl_run row = { (double)x->task_id, x->worker, -1, rel_s(x->start_ns, t0),
+					  rel_s(x->end_ns, t0) };
+		if (run_push_tl_run(r, &row, rec_run_end(x->why)))
+			return -1;
 	}
-	json_set_num(tl, "dropped_runs", (double)log->dropped);
-	return tl;
+	return 0;
 }
 
 static int cmp_u64(const void *a, const void *b);
@@ -359,11 +339,16 @@ static int cmp_u64(const void *a, const void *b)
 /* `activations`: the mode in effect (auto resolved); `activation`: spares, how many
  * started, blocks no spare was free for, latency from the block to a spare serving the
  * worker (BPF timestamps in bpf mode), per worker how often it was taken over. */
-static void add_activations_json(struct json *run, bool runtime, int workers)
+static struct json *num_or_null(bool ok, double x)
+{
+	return ok ? json_num(x) : json_null();
+}
+
+static struct json *activation_json(struct run *run, bool runtime, int workers)
 {
 	struct th_activation_stats st;
 	th_activation_stats(&st);
-	json_set_str(run, "activations", runtime ? th_activations_name(st.mode) : "off");
+	run->activations = runtime ? th_activations_name(st.mode) : "off";
 	struct json *a = json_obj(), *per = json_arr();
 	json_set_num(a, "spares", st.spares);
 	json_set_num(a, "count", (double)st.activations);
@@ -379,51 +364,78 @@ static void add_activations_json(struct json *run, bool runtime, int workers)
 	for (int w = 0; runtime && w < workers; w++)
 		json_push(per, json_num((double)th_worker_activations(w)));
 	json_set(a, "per_worker", per);
-	json_set(run, "activation", a);
+	return a;
+}
+
+/* What one run borrows for its JSON: freed once it is written. */
+struct run_parts {
+	struct json *activation, *extra, *command, *machine;
+};
+
+static void parts_free(struct run_parts *p)
+{
+	json_free(p->activation);
+	json_free(p->extra);
+	json_free(p->command);
+	json_free(p->machine);
+}
+
+static double cpu_seconds(const struct rusage *ru)
+{
+	return (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
+	       (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
 }
 
 static struct json *build_run(const struct cli_run *o, const struct wl_result *res, int workers,
 			      const int *tids, const struct runlog *log, struct th_record *rec,
 			      double wall, bool runtime, int argc, char **argv)
 {
-	struct json *run = json_obj(), *bpf = json_obj(), *opts = json_arr(), *tasks = json_arr();
-	report_stamp(run, REPORT_SCHEMA_RUN);
-	json_set_str(run, "workload", o->wl->name);
-	for (int i = 0; i < o->wl_argc; i++)
-		json_push(opts, json_str(o->wl_argv[i]));
-	json_set(run, "options", opts);
-	json_set_str(run, "policy", runtime ? (o->cfg.policy ? o->cfg.policy : "shared") : "none");
-	/* the count, and per worker its thread and kernel figures (a serial run: the
-	 * main thread, which ran the loop) */
-	json_set_num(run, "worker_count", workers);
-	json_set_bool(run, "pin", o->cfg.pin);
-	json_set_u64(run, "seed", o->cfg.seed);
-	json_set(run, "preempt_ms", num_or_null(o->cfg.preempt_ns, (double)o->cfg.preempt_ns / 1e6));
-	json_set_bool(bpf, "enabled", rec != NULL);
-	json_set(bpf, "lost_events", num_or_null(rec, rec ? (double)th_record_lost_events(rec) : 0));
+	struct run *r = run_new(res->ntasks, (size_t)workers);
+	const char **opts = calloc((size_t)o->wl_argc + 1, sizeof(*opts));
+	struct run_parts p = { 0 };
+	struct json *j = NULL;
+	int rc = r && opts ? 0 : -1;
+	if (rc)
+		goto out;
+	r->workload = o->wl->name;
+	memcpy(opts, o->wl_argv, (size_t)o->wl_argc * sizeof(*opts));
+	r->options = (struct run_names){ opts, (size_t)o->wl_argc };
+	opts = NULL; /* the run's now */
+	r->policy = runtime ? (o->cfg.policy ? o->cfg.policy : "shared") : "none";
+	/* per worker its thread and kernel figures (a serial run: the main thread, which
+	 * ran the loop) */
+	r->pin = o->cfg.pin;
+	r->seed = (struct run_seed){ true, o->cfg.seed };
+	r->preempt_ms = o->cfg.preempt_ns ? (double)o->cfg.preempt_ns / 1e6 : NAN;
+	r->bpf.enabled = rec != NULL;
+	r->bpf.lost_events = rec ? (double)th_record_lost_events(rec) : NAN;
 	/* runs past the run log's capacity: the per-task kernel figures miss them */
-	json_set_num(bpf, "dropped_runs", (double)log->dropped);
-	json_set(run, "bpf", bpf);
-	add_activations_json(run, runtime, workers);
-	json_set_num(run, "wall_s", wall);
+	r->bpf.dropped_runs = (double)log->dropped;
+	r->activation = p.activation = activation_json(r, runtime, workers);
+	r->wall_s = wall;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	json_set_num(run, "peak_rss_kb", (double)ru.ru_maxrss);
+	r->peak_rss_kb = (double)ru.ru_maxrss;
 	/* CPU time this process got; over wall_s x workers it shows whether the run had its
 	 * CPUs or shared them with other processes. */
-	json_set_num(run, "cpu_s", (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-				   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+	r->cpu_s = cpu_seconds(&ru);
 	for (size_t i = 0; i < res->ntasks; i++)
-		json_push(tasks, task_json(&res->tasks[i], rec, res->t0_ns));
-	json_set(run, "tasks", tasks);
-	json_set(run, "workers", workers_json(workers, tids, log, rec));
-	json_set(run, "timeline", timeline_json(log, rec, res->t0_ns));
-	json_set(run, "extra", res->extra ? json_clone(res->extra) : json_obj());
-	json_set_str(run, "summary", res->summary);
-	json_set(run, "command", report_command(argc, argv));
-	json_set(run, "machine", report_machine());
-	report_run_derive(run);
-	return run;
+		rc |= fill_task(&r->tasks[i], &res->tasks[i], rec, res->t0_ns);
+	fill_workers(r, tids, log, rec);
+	rc |= fill_timeline(r, log, rec, res->t0_ns);
+	r->extra = p.extra = res->extra ? json_clone(res->extra) : json_obj();
+	r->summary = res->summary;
+	p.command = report_command(argc, argv);
+	r->command = json_str_of(p.command);
+	r->machine = p.machine = report_machine();
+	run_derive(r);
+	if (rc == 0)
+		j = run_to_json(r);
+out:
+	free(opts);
+	run_free(r);
+	parts_free(&p);
+	return j;
 }
 
 static struct th_record *record_begin(int *rc)

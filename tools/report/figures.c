@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/hist.h"
+#include "report/run.h"
 #include "workload.h"
 
 /* Policy colours, in the order policies first appear (colour-blind safe, Tol's palette). */
@@ -99,24 +100,22 @@ static void key_title(FILE *f, const char *name)
 }
 
 /* Whether any run of the policy has tasks (a serial baseline has none: nothing to draw). */
-static bool has_tasks(const struct json *runs, const char *policy)
+static bool has_tasks(const struct report_view *v, const char *policy)
 {
-	for (size_t r = 0; r < json_len(runs); r++) {
-		const struct json *run = json_at(runs, r);
-		if (strcmp(json_get_str(run, "policy", ""), policy) == 0 && json_len(json_get(run, "tasks")))
+	for (size_t r = 0; r < v->nruns; r++)
+		if (strcmp(v->runs[r].policy, policy) == 0 && v->runs[r].ntasks)
 			return true;
-	}
 	return false;
 }
 
 /* The task with the largest size `n` in a run (darts' long task), or -1 when the
  * sizes are equal or absent: it gets a label in the return-time plot. */
-static long long_task_index(const struct json *tasks)
+static long long_task_index(const struct run *run)
 {
 	long best = -1;
 	double most = 0, least = INFINITY;
-	for (size_t k = 0; k < json_len(tasks); k++) {
-		double n = json_get_num(json_at(tasks, k), "n", NAN);
+	for (size_t k = 0; k < run->ntasks; k++) {
+		double n = run->tasks[k].n;
 		if (isnan(n))
 			return -1;
 		if (n > most) {
@@ -131,16 +130,21 @@ static long long_task_index(const struct json *tasks)
 /* 1. The article's return-time plot as a strip plot: each task's completion time as a point,
  * one colour per policy, the policies side by side within a task (no line joins task
  * numbers: they are not a sequence), and the long task labelled. */
-static int fig_returns(const struct json *report, const char *dir, struct report_figs *figs,
-		        struct fig_err *fe)
+static const char *workload_of(const struct report_view *v)
 {
-	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
+	return v->workload ? v->workload : "?";
+}
+
+static int fig_returns(const struct report_view *v, const char *dir, struct report_figs *figs,
+		       struct fig_err *fe)
+{
+	const struct json *pols = json_get(v->json, "policies");
 	size_t np = json_len(pols);
 	struct sbuf b;
 	if (sb_open(&b))
 		return 0;
 	quoted_title(b.f, "set title ", "Return time of each task (%s): one point per task per run",
-		     json_get_str(report, "workload", "?"));
+		     workload_of(v));
 	fprintf(b.f, "set xlabel 'task number (t0: the start of the run, just before its first spawn)'\n"
 		     "set ylabel 'completion time since t0 (s)'\n"
 		     "set key outside right top\nset grid ytics\nset xtics 1 out nomirror\n"
@@ -152,17 +156,16 @@ static int fig_returns(const struct json *report, const char *dir, struct report
 		/* policy p's points sit at task + an offset, so policies do not hide each other */
 		double off = np > 1 ? -0.3 + 0.6 * (double)p / (double)(np - 1) : 0;
 		fprintf(b.f, "$p%zu << EOD\n", p);
-		for (size_t r = 0; r < json_len(runs); r++) {
-			const struct json *run = json_at(runs, r);
-			if (strcmp(json_get_str(run, "policy", ""), json_key_at(pols, p)) != 0)
+		for (size_t r = 0; r < v->nruns; r++) {
+			const struct run *run = &v->runs[r];
+			if (strcmp(run->policy, json_key_at(pols, p)) != 0)
 				continue;
-			const struct json *tasks = json_get(run, "tasks");
-			long lt = long_task_index(tasks);
-			ntasks = json_len(tasks) > ntasks ? json_len(tasks) : ntasks;
+			long lt = long_task_index(run);
+			ntasks = run->ntasks > ntasks ? run->ntasks : ntasks;
 			if (lt >= 0)
 				long_task = lt;
-			for (size_t k = 0; k < json_len(tasks); k++) {
-				double c = json_get_num(json_at(tasks, k), "completion_s", NAN);
+			for (size_t k = 0; k < run->ntasks; k++) {
+				double c = run->tasks[k].completion_s;
 				if ((long)k == lt && c > long_top)
 					long_top = c;
 				fprintf(b.f, "%.3f %.6f\n", (double)(k + 1) + off, c);
@@ -178,7 +181,7 @@ static int fig_returns(const struct json *report, const char *dir, struct report
 	fprintf(b.f, "plot ");
 	bool first = true;
 	for (size_t p = 0; p < np; p++) {
-		if (!has_tasks(runs, json_key_at(pols, p)))
+		if (!has_tasks(v, json_key_at(pols, p)))
 			continue;
 		fprintf(b.f, "%s$p%zu using 1:2 with points pt 7 ps 0.6 lc rgb '%s' ", first ? "" : ", ", p,
 			report_policy_colour((int)p));
@@ -202,18 +205,19 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static bool task_spread(const struct json *runs, const char *policy, size_t k, const char *field,
+/* field: the offset of a number in struct run_task */
+static bool task_spread(const struct report_view *v, const char *policy, size_t k, size_t field,
 			struct spread *out)
 {
 	double x[256];
 	int n = 0;
-	for (size_t r = 0; r < json_len(runs) && n < 256; r++) {
-		const struct json *run = json_at(runs, r);
-		if (strcmp(json_get_str(run, "policy", ""), policy) != 0)
+	for (size_t r = 0; r < v->nruns && n < 256; r++) {
+		const struct run *run = &v->runs[r];
+		if (strcmp(run->policy, policy) != 0 || k >= run->ntasks)
 			continue;
-		const struct json *v = json_get(json_at(json_get(run, "tasks"), k), field);
-		if (json_is_num(v))
-			x[n++] = json_num_of(v);
+		double y = *(const double *)((const char *)&run->tasks[k] + field);
+		if (!isnan(y))
+			x[n++] = y;
 	}
 	*out = (struct spread){ NAN, NAN, NAN };
 	if (!n)
@@ -226,8 +230,8 @@ static bool task_spread(const struct json *runs, const char *policy, size_t k, c
 /* One panel: per task and policy a bar at the median over repeats with a min-max whisker;
  * the y axis has headroom above the tallest whisker, integer ticks, and starts a little
  * below 0 so that a zero bar still shows as a line. */
-static void migr_panel(FILE *f, const struct json *runs, const struct json *pols, size_t ntasks,
-		       const char *field, const char *ylabel, const char *block)
+static void migr_panel(FILE *f, const struct report_view *v, const struct json *pols, size_t ntasks,
+		       size_t field, const char *ylabel, const char *block)
 {
 	bool any = false;
 	double top = 0;
@@ -236,7 +240,7 @@ static void migr_panel(FILE *f, const struct json *runs, const struct json *pols
 		fprintf(f, "%zu", k + 1);
 		for (size_t p = 0; p < json_len(pols); p++) {
 			struct spread sp;
-			if (task_spread(runs, json_key_at(pols, p), k, field, &sp)) {
+			if (task_spread(v, json_key_at(pols, p), k, field, &sp)) {
 				any = true;
 				top = sp.max > top ? sp.max : top;
 				fprintf(f, " %.2f %.2f %.2f", sp.median, sp.min, sp.max);
@@ -259,7 +263,7 @@ static void migr_panel(FILE *f, const struct json *runs, const struct json *pols
 		high, step);
 	bool first = true;
 	for (size_t p = 0; p < json_len(pols); p++) {
-		if (!has_tasks(runs, json_key_at(pols, p)))
+		if (!has_tasks(v, json_key_at(pols, p)))
 			continue;
 		fprintf(f, "%s%s using %zu:%zu:%zu%s lc rgb '%s' ", first ? "" : ", ", block, 3 * p + 2,
 			3 * p + 3, 3 * p + 4, first ? ":xtic(1)" : "", report_policy_colour((int)p));
@@ -270,14 +274,20 @@ static void migr_panel(FILE *f, const struct json *runs, const struct json *pols
 }
 
 /* 3. Per-task worker hops and CPU migrations (median over repeats, min-max whiskers), per policy. */
-static int fig_migrations(const struct json *report, const char *dir, struct report_figs *figs,
-		           struct fig_err *fe)
+/* The most tasks of one run. */
+static size_t max_tasks(const struct report_view *v)
 {
-	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
-	size_t ntasks = 0;
-	for (size_t r = 0; r < json_len(runs); r++)
-		if (json_len(json_get(json_at(runs, r), "tasks")) > ntasks)
-			ntasks = json_len(json_get(json_at(runs, r), "tasks"));
+	size_t n = 0;
+	for (size_t r = 0; r < v->nruns; r++)
+		n = v->runs[r].ntasks > n ? v->runs[r].ntasks : n;
+	return n;
+}
+
+static int fig_migrations(const struct report_view *v, const char *dir, struct report_figs *figs,
+			  struct fig_err *fe)
+{
+	const struct json *pols = json_get(v->json, "policies");
+	size_t ntasks = max_tasks(v);
 	if (!ntasks)
 		return 0;
 	struct sbuf b;
@@ -287,35 +297,35 @@ static int fig_migrations(const struct json *report, const char *dir, struct rep
 		     "set style fill solid 0.85 border -1\nset grid ytics\nset key outside right top\n"
 		     "set xlabel 'task number'\n"
 		     "set multiplot layout 2,1 title 'Per task: bar = median over repeats, whisker = min to max'\n");
-	migr_panel(b.f, runs, pols, ntasks, "worker_hops", "worker hops (user scheduler)", "$hops");
-	migr_panel(b.f, runs, pols, ntasks, "cpu_migrations", "CPU migrations (kernel data)", "$migr");
+	migr_panel(b.f, v, pols, ntasks, offsetof(struct run_task, worker_hops),
+		   "worker hops (user scheduler)", "$hops");
+	migr_panel(b.f, v, pols, ntasks, offsetof(struct run_task, cpu_migrations),
+		   "CPU migrations (kernel data)", "$migr");
 	fprintf(b.f, "unset multiplot\n");
 	return draw(dir, "migrations.svg", 900, 640, sb_close(&b), figs,
 		    "Worker hops and CPU migrations per task, per policy", fe);
 }
 
 /* 4. Time and speedup vs the serial baseline (workloads with a baseline option). */
-static int fig_speedup(const struct json *report, const char *dir, struct report_figs *figs,
-		        struct fig_err *fe)
+static int fig_speedup(const struct report_view *v, const char *dir, struct report_figs *figs,
+		       struct fig_err *fe)
 {
-	const struct json *pols = json_get(report, "policies");
-	const struct json *serial = json_get(json_get(pols, REPORT_SERIAL), "wall_s");
+	const struct json *pols = json_get(v->json, "policies");
+	const struct json *serial = json_get(json_get(pols, REPORT_SERIAL), REPORT_METRIC_WALL);
 	double base = json_get_num(serial, "median", NAN);
 	if (!(base > 0))
 		return 0;
-	double workers = json_get_num(json_at(json_get(report, "runs"), 0), "worker_count", 1);
-	for (size_t r = 0; r < json_len(json_get(report, "runs")); r++) {
-		const struct json *run = json_at(json_get(report, "runs"), r);
-		if (strcmp(json_get_str(run, "policy", ""), REPORT_SERIAL) != 0)
-			workers = json_get_num(run, "worker_count", workers);
-	}
+	double workers = v->nruns ? v->runs[0].worker_count : 1;
+	for (size_t r = 0; r < v->nruns; r++)
+		if (strcmp(v->runs[r].policy, REPORT_SERIAL) != 0)
+			workers = v->runs[r].worker_count;
 	struct sbuf b;
 	if (sb_open(&b))
 		return 0;
 	/* numbers only in the block; the policy names label the x axis through quoted tics */
 	fprintf(b.f, "$t << EOD\n");
 	for (size_t p = 0; p < json_len(pols); p++) {
-		const struct json *w = json_get(json_at(pols, p), "wall_s");
+		const struct json *w = json_get(json_at(pols, p), REPORT_METRIC_WALL);
 		double med = json_get_num(w, "median", NAN);
 		fprintf(b.f, "%zu %zu %.6f %.6f %.6f %.4f\n", p, p, med,
 			json_get_num(w, "min", NAN), json_get_num(w, "max", NAN), base / med);
@@ -328,7 +338,7 @@ static int fig_speedup(const struct json *report, const char *dir, struct report
 	fprintf(b.f, "set style fill solid 0.8 border -1\nset boxwidth 0.6\nset grid ytics\n"
 		     "set yrange [0:*]\nset xrange [-0.6:%zu.6]\nunset key\n", json_len(pols) - 1);
 	quoted_title(b.f, "set multiplot layout 1,2 title ", "%s: time and speedup vs serial, %.0f workers",
-		     json_get_str(report, "workload", "?"), workers);
+		     workload_of(v), workers);
 	fprintf(b.f, "set ylabel 'wall time (s), median and [min, max]'\n"
 		     "plot $t using 1:3 with boxes lc rgb '#4477aa', "
 		     "$t using 1:3:4:5 with yerrorbars lc rgb 'black' pt -1\n");
@@ -371,7 +381,7 @@ static double min_share(const double (*count)[STATS_LOG2_SLOTS], const double *n
 
 /* One panel: per slot, the share (%) of each policy's task runs in it, as clustered bars.
  * Returns false when no policy has data for this kind. */
-static bool hist_panel(FILE *f, const struct json *runs, const struct json *pols,
+static bool hist_panel(FILE *f, const struct report_view *v, const struct json *pols,
 		       const struct hist_kind *kind, const char *block)
 {
 	size_t np = json_len(pols);
@@ -379,7 +389,7 @@ static bool hist_panel(FILE *f, const struct json *runs, const struct json *pols
 	double *n = calloc(np ? np : 1, sizeof(*n));
 	int first = STATS_LOG2_SLOTS, last = -1;
 	for (size_t p = 0; count && n && p < np; p++) {
-		n[p] = hist_sum(runs, json_key_at(pols, p), kind->field, count[p]);
+		n[p] = hist_sum_runs(v->runs, v->nruns, json_key_at(pols, p), kind, count[p]);
 		for (int i = 0; i < STATS_LOG2_SLOTS; i++)
 			if (count[p][i] > 0) {
 				first = i < first ? i : first;
@@ -431,10 +441,10 @@ static bool hist_panel(FILE *f, const struct json *runs, const struct json *pols
 }
 
 /* 5. Distributions over task runs (BPF): run-queue wait and on-CPU time per run, per policy. */
-static int fig_distributions(const struct json *report, const char *dir, struct report_figs *figs,
+static int fig_distributions(const struct report_view *v, const char *dir, struct report_figs *figs,
 			     struct fig_err *fe)
 {
-	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
+	const struct json *pols = json_get(v->json, "policies");
 	struct sbuf b;
 	if (sb_open(&b))
 		return 0;
@@ -443,10 +453,10 @@ static int fig_distributions(const struct json *report, const char *dir, struct 
 		     "set ytics format '%%g'\n");
 	quoted_title(b.f, "set multiplot layout 2,1 title ",
 		     "%s: distributions over every run of every task (log2 slots, as runqlat)",
-		     json_get_str(report, "workload", "?"));
+		     workload_of(v));
 	bool any = false;
 	for (int k = 0; k < 2; k++)
-		any |= hist_panel(b.f, runs, pols, &hist_kinds[k], k ? "$oncpu" : "$wait");
+		any |= hist_panel(b.f, v, pols, &hist_kinds[k], k ? "$oncpu" : "$wait");
 	fprintf(b.f, "unset multiplot\n");
 	if (!any) { /* recorded without BPF: nothing to draw */
 		free(sb_close(&b));
@@ -477,59 +487,55 @@ static void timeline_name(char *out, size_t len, const char *policy, size_t inde
 }
 
 /* The end of the last run in a run's timeline (s), 0 if none. */
-static double timeline_end(const struct json *run)
+static double timeline_end(const struct run *run)
 {
-	const struct json *rows = json_get(json_get(run, "timeline"), "runs");
+	const struct run_tl_run *rows = run_tl_runs(run);
 	double end = 0;
-	for (size_t i = 0; i < json_len(rows); i++) {
-		double e = json_num_of(json_at(json_at(rows, i), 4));
-		end = e > end ? e : end;
-	}
+	for (size_t i = 0; i < run->timeline.runs.n; i++)
+		end = rows[i].end_s > end ? rows[i].end_s : end;
 	return end;
 }
 
-/* by_cpu: a bar's colour is its CPU's (column 2, -1 without BPF: colour 0, grey), else its
+/* by_cpu: a bar's colour is its CPU's (-1 without BPF: colour 0, grey), else its
  * worker's; *ncolours gets the number of colours used after the grey one. */
-static void timeline_data(FILE *f, const struct json *run, bool by_cpu, size_t *ntasks, int *ncolours)
+static void timeline_data(FILE *f, const struct run *run, bool by_cpu, size_t *ntasks, int *ncolours)
 {
-	const struct json *tl = json_get(run, "timeline"), *rows = json_get(tl, "runs");
-	/* a task's previous worker, by task id (ids are range-checked by validate.c) */
-	size_t cap = json_len(json_get(run, "tasks")) + 2;
+	const struct run_tl_run *rows = run_tl_runs(run);
+	const struct run_tl_migration *migs = run_tl_migrations(run);
+	size_t nrows = run->timeline.runs.n;
+	/* a task's previous worker, by task id (ids are range-checked by the reader) */
+	size_t cap = run->ntasks + 2;
 	int *last = malloc(cap * sizeof(*last));
 	fprintf(f, "$bars << EOD\n");
-	for (size_t i = 0; i < json_len(rows); i++) {
-		const struct json *r = json_at(rows, i);
-		double task = json_num_of(json_at(r, 0)), w = json_num_of(json_at(r, by_cpu ? 2 : 1));
-		double t0 = json_num_of(json_at(r, 3)), t1 = json_num_of(json_at(r, 4));
-		fprintf(f, "%.6f %.0f %.6f 0 %.0f\n", t0, task, t1 - t0, w >= 0 ? w + 2 : 1);
-		*ntasks = task > (double)*ntasks ? (size_t)task : *ntasks;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct run_tl_run *r = &rows[i];
+		double w = by_cpu ? r->cpu : r->worker;
+		fprintf(f, "%.6f %.0f %.6f 0 %.0f\n", r->start_s, r->task, r->end_s - r->start_s,
+			w >= 0 ? w + 2 : 1);
+		*ntasks = r->task > (double)*ntasks ? (size_t)r->task : *ntasks;
 		*ncolours = (int)w + 1 > *ncolours ? (int)w + 1 : *ncolours;
 	}
 	fprintf(f, "EOD\n$hops << EOD\n");
 	for (size_t i = 0; last && i < cap; i++)
 		last[i] = -1;
-	for (size_t i = 0; last && i < json_len(rows); i++) {
-		const struct json *r = json_at(rows, i);
-		size_t task = (size_t)json_num_of(json_at(r, 0));
-		int w = (int)json_num_of(json_at(r, 1));
+	for (size_t i = 0; last && i < nrows; i++) {
+		size_t task = (size_t)rows[i].task;
+		int w = (int)rows[i].worker;
 		if (task >= cap)
 			continue;
 		if (last[task] >= 0 && last[task] != w)
-			fprintf(f, "%.6f %zu\n", json_num_of(json_at(r, 3)), task);
+			fprintf(f, "%.6f %zu\n", rows[i].start_s, task);
 		last[task] = w;
 	}
 	free(last);
 	fprintf(f, "EOD\n$kmig << EOD\n");
-	const struct json *migs = json_get(tl, "migrations");
-	for (size_t i = 0; i < json_len(migs); i++) {
-		const struct json *m = json_at(migs, i);
-		if (json_num_of(json_at(m, 2)) > 0)
-			fprintf(f, "%.6f %.0f\n", json_num_of(json_at(m, 0)), json_num_of(json_at(m, 2)));
-	}
+	for (size_t i = 0; i < run->timeline.migrations.n; i++)
+		if (migs[i].task > 0)
+			fprintf(f, "%.6f %.0f\n", migs[i].ts_s, migs[i].task);
 	fprintf(f, "EOD\n");
 }
 
-static int fig_timeline(const struct json *report, const struct json *run, const char *policy,
+static int fig_timeline(const struct report_view *v, const struct run *run, const char *policy,
 			size_t index, double xmax, const char *dir, struct report_figs *figs,
 			struct fig_err *fe)
 {
@@ -537,14 +543,13 @@ static int fig_timeline(const struct json *report, const struct json *run, const
 	if (sb_open(&b))
 		return 0;
 	char why[160] = "", name[96];
-	report_timeline_run(report, policy, why, sizeof(why));
+	report_timeline_run(v, policy, why, sizeof(why));
 	size_t ntasks = 0;
 	int ncolours = 0;
-	const char *colour_by = json_get_str(report, "timeline_color", "worker");
-	bool by_cpu = strcmp(colour_by, "cpu") == 0;
+	bool by_cpu = v->colour_by_cpu;
 	timeline_data(b.f, run, by_cpu, &ntasks, &ncolours);
-	quoted_title(b.f, "set title ", "%s: %s, seed %.0f (%s)", json_get_str(report, "workload", "?"),
-		     policy, json_get_num(run, "seed", 0), why);
+	quoted_title(b.f, "set title ", "%s: %s, seed %.0f (%s)", workload_of(v), policy,
+		     run->seed.known ? (double)run->seed.v : 0, why);
 	fprintf(b.f, "set xlabel 'time since t0 (s)'\nset ylabel 'task id'\nset xrange [0:%.6f]\n"
 		     "set yrange [0.3:%zu.7] reverse\nset ytics 1 out nomirror\nset grid xtics\n"
 		     "set key outside right top\n", xmax, ntasks ? ntasks : 1);
@@ -563,13 +568,13 @@ static int fig_timeline(const struct json *report, const struct json *run, const
 	return draw(dir, name, 900, 160 + 18 * (int)(ntasks ? ntasks : 1), sb_close(&b), figs, title, fe);
 }
 
-static int fig_timelines(const struct json *report, const char *dir, struct report_figs *figs,
+static int fig_timelines(const struct report_view *v, const char *dir, struct report_figs *figs,
 			 struct fig_err *fe)
 {
-	const struct json *pols = json_get(report, "policies");
+	const struct json *pols = json_get(v->json, "policies");
 	double xmax = 0;
 	for (size_t p = 0; p < json_len(pols); p++) {
-		const struct json *run = report_timeline_run(report, json_key_at(pols, p), NULL, 0);
+		const struct run *run = report_timeline_run(v, json_key_at(pols, p), NULL, 0);
 		double e = run ? timeline_end(run) : 0;
 		xmax = e > xmax ? e : xmax;
 	}
@@ -577,10 +582,10 @@ static int fig_timelines(const struct json *report, const char *dir, struct repo
 		return 0;
 	int drawn = 0;
 	for (size_t p = 0; p < json_len(pols) && p < 8; p++) {
-		const struct json *run = report_timeline_run(report, json_key_at(pols, p), NULL, 0);
-		if (!run || !json_len(json_get(json_get(run, "timeline"), "runs")))
+		const struct run *run = report_timeline_run(v, json_key_at(pols, p), NULL, 0);
+		if (!run || !run->timeline.runs.n)
 			continue;
-		int rc = fig_timeline(report, run, json_key_at(pols, p), p, xmax * 1.02, dir, figs, fe);
+		int rc = fig_timeline(v, run, json_key_at(pols, p), p, xmax * 1.02, dir, figs, fe);
 		if (rc < 0)
 			return -1;
 		drawn += rc;
@@ -588,21 +593,18 @@ static int fig_timelines(const struct json *report, const char *dir, struct repo
 	return drawn;
 }
 
-int report_figures(const struct json *report, const char *dir, struct report_figs *figs,
-		   char *err, size_t errlen)
+int report_figures_of(const struct report_view *v, const char *dir, struct report_figs *figs,
+		      char *err, size_t errlen)
 {
 	struct fig_err fe = { err, errlen };
-	const struct json *runs = json_get(report, "runs");
-	if (!json_len(runs))
+	const struct json *report = v->json;
+	if (!v->nruns)
 		return 0;
-	size_t ntasks = 0;
-	for (size_t r = 0; r < json_len(runs); r++)
-		if (json_len(json_get(json_at(runs, r), "tasks")) > ntasks)
-			ntasks = json_len(json_get(json_at(runs, r), "tasks"));
-	const struct th_workload *wl = wl_find(json_get_str(report, "workload", ""));
+	size_t ntasks = max_tasks(v);
+	const struct th_workload *wl = wl_find(v->workload ? v->workload : "");
 	int drawn[6] = { 0 };
 	if (ntasks >= 2)
-		drawn[0] = fig_returns(report, dir, figs, &fe);
+		drawn[0] = fig_returns(v, dir, figs, &fe);
 	if (drawn[0] >= 0 && wl && wl->figures) {
 		struct wl_figures wf;
 		memset(&wf, 0, sizeof(wf));
@@ -614,14 +616,25 @@ int report_figures(const struct json *report, const char *dir, struct report_fig
 			add_fig(figs, wf.names[i], wf.titles[i]);
 	}
 	if (drawn[0] >= 0 && ntasks >= 1)
-		drawn[2] = fig_migrations(report, dir, figs, &fe);
+		drawn[2] = fig_migrations(v, dir, figs, &fe);
 	if (drawn[0] >= 0 && drawn[2] >= 0)
-		drawn[3] = fig_speedup(report, dir, figs, &fe);
+		drawn[3] = fig_speedup(v, dir, figs, &fe);
 	if (drawn[0] >= 0 && drawn[2] >= 0 && drawn[3] >= 0 && ntasks >= 1)
-		drawn[4] = fig_distributions(report, dir, figs, &fe);
+		drawn[4] = fig_distributions(v, dir, figs, &fe);
 	if (drawn[0] >= 0 && drawn[2] >= 0 && drawn[3] >= 0 && drawn[4] >= 0 && ntasks >= 1)
-		drawn[5] = fig_timelines(report, dir, figs, &fe);
+		drawn[5] = fig_timelines(v, dir, figs, &fe);
 	if (drawn[0] < 0 || drawn[2] < 0 || drawn[3] < 0 || drawn[4] < 0 || drawn[5] < 0)
 		return -1;
 	return drawn[0] + drawn[1] + drawn[2] + drawn[3] + drawn[4] + drawn[5];
+}
+
+int report_figures(const struct json *report, const char *dir, struct report_figs *figs,
+		   char *err, size_t errlen)
+{
+	struct report_view v;
+	if (report_view_read_partial(report, &v, err, errlen))
+		return -1;
+	int rc = report_figures_of(&v, dir, figs, err, errlen);
+	report_view_free(&v);
+	return rc;
 }

@@ -1,33 +1,30 @@
-/* report.c — builds, derives, aggregates and validates run/compare reports (the JSON side),
- * and writes every output file of a report directory. Renderers are in render.c. */
+/* report.c — builds, derives and aggregates run/compare reports (the JSON side), and writes
+ * every output file of a report directory. The run schema is run.h; renderers are render.c. */
 #include "report/report.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "report/fsutil.h"
+#include "report/run.h"
 #include "report/stats.h"
 #include "taskhop.h"
 
-const char *const report_run_fields[] = {
-	"workload", "policy", "workers", "pin", "seed", "bpf", "wall_s", "peak_rss_kb",
-	"mean_completion_s", "makespan_s", "ideal_mean_completion_s", "tasks", "workers", "worker_count",
-	NULL,
-};
-const char *const report_task_fields[] = {
-	"id", "label", "n", "spawn_worker", "first_worker", "last_worker", "completion_s", "runs",
-	"yields", "worker_hops", "cpu_migrations", "cpu_migrations_kernel", "cpus_visited",
-	"on_cpu_ns", "runq_wait_ns", "preemptions", NULL,
-};
-const char *const report_worker_fields[] = {
-	"index", "tid", "cpu_migrations", "preemptions", "on_cpu_ns", "runq_wait_ns", "tasks_run",
-	NULL,
-};
+/* The fields every run, task and worker carries: REQ and NUL in run_schema.h. */
+#define CARRIED_(name, need, kind) CARRIED_##need(#name)
+#define CARRIED_REQ(key) key,
+#define CARRIED_NUL(key) key,
+#define CARRIED_OPT(key)
+#define CARRIED_EXT(key)
+const char *const report_run_fields[] = { TH_RUN_FIELDS(CARRIED_) NULL };
+const char *const report_task_fields[] = { TH_RUN_TASK_FIELDS(CARRIED_) NULL };
+const char *const report_worker_fields[] = { TH_RUN_WORKER_FIELDS(CARRIED_) NULL };
 const char *const report_policy_fields[] = {
-	"mean_completion_s", "makespan_s", "worker_hops_per_task", "cpu_migrations_per_task", NULL,
+	REPORT_METRIC_MEAN, REPORT_METRIC_MAKESPAN, REPORT_METRIC_HOPS, REPORT_METRIC_MIGR, NULL,
 };
 
 /* ---- building ------------------------------------------------------------ */
@@ -124,114 +121,107 @@ struct json *report_new(const char *workload, const struct json *options, int ar
 	return r;
 }
 
-void report_run_derive(struct json *run)
+static struct json *num_or_null(double x)
 {
-	const struct json *tasks = json_get(run, "tasks");
-	size_t n = json_len(tasks);
-	double *work = calloc(n ? n : 1, sizeof(*work));
-	double sum = 0, span = 0;
-	bool work_known = n > 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct json *t = json_at(tasks, i);
-		double c = json_get_num(t, "completion_s", 0);
-		sum += c;
-		if (c > span)
-			span = c;
-		work[i] = json_get_num(t, "work_s", -1);
-		if (work[i] < 0)
-			work_known = false;
-	}
-	/* No tasks (a serial baseline): there is no completion time to report. */
-	json_set(run, "mean_completion_s", n ? json_num(sum / (double)n) : json_null());
-	json_set(run, "makespan_s", n ? json_num(span) : json_null());
-	int w = (int)json_get_num(run, "worker_count", 1);
-	if (work_known && work)
-		json_set_num(run, "ideal_mean_completion_s", spt_mean_completion(work, (int)n, w, NULL));
-	else
-		json_set_null(run, "ideal_mean_completion_s");
-	free(work);
+	return isnan(x) ? json_null() : json_num(x);
 }
 
-/* Per-task mean of a task field over a run; NAN when any task lacks it (e.g. no BPF). */
-static double per_task(const struct json *run, const char *field)
+void report_run_derive(struct json *run)
 {
-	const struct json *tasks = json_get(run, "tasks");
-	size_t n = json_len(tasks);
-	if (!n)
+	struct run r;
+	char err[256];
+	if (run_read_partial(run, &r, err, sizeof(err)))
+		return;
+	run_derive(&r);
+	json_set(run, TH_RUN_KEY(mean_completion_s), num_or_null(r.mean_completion_s));
+	json_set(run, TH_RUN_KEY(makespan_s), num_or_null(r.makespan_s));
+	json_set(run, TH_RUN_KEY(ideal_mean_completion_s), num_or_null(r.ideal_mean_completion_s));
+	run_release(&r);
+}
+
+/* Per-task mean of a task field (its offset in struct run_task) over a run; NAN when any
+ * task lacks it (e.g. no BPF). */
+static double per_task(const struct run *run, size_t field)
+{
+	if (!run->ntasks)
 		return NAN;
 	double s = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct json *v = json_get(json_at(tasks, i), field);
-		if (!json_is_num(v))
-			return NAN;
-		s += json_num_of(v);
-	}
-	return s / (double)n;
+	for (size_t i = 0; i < run->ntasks; i++)
+		s += *(const double *)((const char *)&run->tasks[i] + field); /* NAN stays NAN */
+	return s / (double)run->ntasks;
 }
 
 /* One policy's figures: x[k][run] for each metric over the runs of that policy. */
 enum { M_MEAN, M_SPAN, M_HOPS, M_MIGR, M_IDEAL, M_WALL, M_PREEMPTED, M_NMETRICS };
 static const char *const metric_names[M_NMETRICS] = {
-	"mean_completion_s", "makespan_s", "worker_hops_per_task", "cpu_migrations_per_task",
-	"ratio_to_ideal", "wall_s", "preempted_per_task",
+	REPORT_METRIC_MEAN, REPORT_METRIC_MAKESPAN, REPORT_METRIC_HOPS, REPORT_METRIC_MIGR,
+	REPORT_METRIC_IDEAL, REPORT_METRIC_WALL, REPORT_METRIC_PREEMPTED,
 };
 
-static double run_metric(const struct json *run, int m)
+static double run_metric(const struct run *run, int m)
 {
 	switch (m) {
-	case M_MEAN: return json_get_num(run, "mean_completion_s", NAN);
-	case M_SPAN: return json_get_num(run, "makespan_s", NAN);
-	case M_HOPS: return per_task(run, "worker_hops");
-	case M_MIGR: return per_task(run, "cpu_migrations");
-	case M_PREEMPTED: return per_task(run, "preempted"); /* by the runtime */
+	case M_MEAN: return run->mean_completion_s;
+	case M_SPAN: return run->makespan_s;
+	case M_HOPS: return per_task(run, offsetof(struct run_task, worker_hops));
+	case M_MIGR: return per_task(run, offsetof(struct run_task, cpu_migrations));
+	case M_PREEMPTED: return per_task(run, offsetof(struct run_task, preempted)); /* by the runtime */
 	case M_IDEAL: {
-		double ideal = json_get_num(run, "ideal_mean_completion_s", NAN);
-		return ideal > 0 ? json_get_num(run, "mean_completion_s", NAN) / ideal : NAN;
+		double ideal = run->ideal_mean_completion_s;
+		return ideal > 0 ? run->mean_completion_s / ideal : NAN;
 	}
-	default: return json_get_num(run, "wall_s", NAN);
+	default: return run->wall_s;
 	}
+}
+
+/* The figures of one policy over its runs. */
+static struct json *policy_figures(const struct report_view *v, const char *name, double *x)
+{
+	struct json *p = json_obj();
+	int count = 0;
+	for (int m = 0; m < M_NMETRICS; m++) {
+		int k = 0;
+		bool missing = false;
+		for (size_t j = 0; j < v->nruns; j++) {
+			if (strcmp(v->runs[j].policy, name) != 0)
+				continue;
+			double y = run_metric(&v->runs[j], m);
+			if (isnan(y))
+				missing = true;
+			else
+				x[k++] = y;
+		}
+		/* A figure missing from some runs would summarize a biased subset: null. */
+		json_set(p, metric_names[m], missing ? json_null() : stats_json(x, k));
+	}
+	/* every run of the policy: a serial baseline has no mean completion but ran */
+	for (size_t j = 0; j < v->nruns; j++)
+		count += strcmp(v->runs[j].policy, name) == 0;
+	json_set_num(p, "runs", count);
+	return p;
 }
 
 int report_aggregate(struct json *report)
 {
-	const struct json *runs = json_get(report, "runs");
-	size_t nr = json_len(runs);
+	struct report_view v;
+	char err[256];
+	if (report_view_read_partial(report, &v, err, sizeof(err))) {
+		json_set(report, "policies", json_obj()); /* nothing to summarize: the reader refuses it */
+		return -1;
+	}
 	struct json *pols = json_obj();
-	double *x = malloc((nr ? nr : 1) * sizeof(*x));
+	double *x = malloc((v.nruns ? v.nruns : 1) * sizeof(*x));
 	if (!pols || !x) {
 		json_free(pols);
 		free(x);
+		report_view_free(&v);
 		return -1;
 	}
-	for (size_t i = 0; i < nr; i++) {
-		const char *name = json_get_str(json_at(runs, i), "policy", "?");
-		if (json_get(pols, name))
-			continue;
-		struct json *p = json_obj();
-		int count = 0;
-		for (int m = 0; m < M_NMETRICS; m++) {
-			int k = 0;
-			bool missing = false;
-			for (size_t j = 0; j < nr; j++) {
-				const struct json *run = json_at(runs, j);
-				if (strcmp(json_get_str(run, "policy", "?"), name) != 0)
-					continue;
-				double v = run_metric(run, m);
-				if (isnan(v))
-					missing = true;
-				else
-					x[k++] = v;
-			}
-			/* A figure missing from some runs would summarize a biased subset: null. */
-			json_set(p, metric_names[m], missing ? json_null() : stats_json(x, k));
-		}
-		/* every run of the policy: a serial baseline has no mean completion but ran */
-		for (size_t j = 0; j < nr; j++)
-			count += strcmp(json_get_str(json_at(runs, j), "policy", "?"), name) == 0;
-		json_set_num(p, "runs", count);
-		json_set(pols, name, p);
-	}
+	for (size_t i = 0; i < v.nruns; i++)
+		if (!json_get(pols, v.runs[i].policy))
+			json_set(pols, v.runs[i].policy, policy_figures(&v, v.runs[i].policy, x));
 	free(x);
+	report_view_free(&v);
 	return json_set(report, "policies", pols);
 }
 
@@ -240,10 +230,10 @@ struct json *report_from_run(struct json *run)
 	struct json *r = json_obj();
 	json_set_num(r, "taskhop_report", 1);
 	report_stamp(r, REPORT_SCHEMA_REPORT);
-	json_set(r, "command", json_clone(json_get(run, "command")) ?: json_str(""));
-	json_set(r, "machine", json_clone(json_get(run, "machine")) ?: report_machine());
-	json_set_str(r, "workload", json_get_str(run, "workload", "?"));
-	json_set(r, "options", json_clone(json_get(run, "options")) ?: json_arr());
+	json_set(r, "command", json_clone(json_get(run, TH_RUN_KEY(command))) ?: json_str(""));
+	json_set(r, "machine", json_clone(json_get(run, TH_RUN_KEY(machine))) ?: report_machine());
+	json_set_str(r, "workload", json_get_str(run, TH_RUN_KEY(workload), "?"));
+	json_set(r, "options", json_clone(json_get(run, TH_RUN_KEY(options))) ?: json_arr());
 	json_set_bool(r, "interrupted", false);
 	struct json *runs = json_arr();
 	json_push(runs, run);
@@ -273,9 +263,10 @@ static int render_cb(FILE *f, void *arg)
 
 /* Everything of a report into dir (the staging directory): report.json, the figures, then
  * the pages that inline them, the CSV and the trace. */
-static int write_files(const struct json *report, const char *dir, bool with_json, char *err,
+static int write_files(const struct report_view *v, const char *dir, bool with_json, char *err,
 		       size_t errlen)
 {
+	const struct json *report = v->json;
 	char path[4096];
 	if (with_json) {
 		if (fs_join(path, sizeof(path), dir, "report.json") ||
@@ -284,7 +275,7 @@ static int write_files(const struct json *report, const char *dir, bool with_jso
 	}
 	struct report_figs figs;
 	memset(&figs, 0, sizeof(figs));
-	if (report_figures(report, dir, &figs, err, errlen) < 0)
+	if (report_figures_of(v, dir, &figs, err, errlen) < 0)
 		return -1;
 	static const char *const files[] = { "report.md", "report.html", "runs.csv" };
 	for (int k = 0; k < 3; k++) {
@@ -293,7 +284,7 @@ static int write_files(const struct json *report, const char *dir, bool with_jso
 		    fs_write_atomic(path, render_cb, &a, err, errlen))
 			return -1;
 	}
-	struct json *trace = report_trace(report);
+	struct json *trace = report_trace_of(v);
 	int rc = fs_join(path, sizeof(path), dir, "trace.json") ||
 		 json_write_file(path, trace, 0, err, errlen);
 	json_free(trace);
@@ -314,19 +305,19 @@ static void name_target(char *err, size_t errlen, const struct fs_stage *st)
 int report_write_all(const struct json *report, const char *dir, bool with_json, char *err,
 		     size_t errlen)
 {
+	struct report_view v;
 	err[0] = 0;
-	if (report_validate(report, err, errlen))
+	if (report_view_read(report, &v, err, errlen))
 		return -1;
 	struct fs_stage st;
-	if (fs_stage_begin(&st, dir, err, errlen))
-		return -1;
-	if (write_files(report, st.tmp, with_json, err, errlen)) {
+	int rc = fs_stage_begin(&st, dir, err, errlen);
+	if (rc == 0 && write_files(&v, st.tmp, with_json, err, errlen)) {
 		name_target(err, errlen, &st);
 		fs_stage_abort(&st);
-		return -1;
-	}
-	int rc = fs_stage_commit(&st, err, errlen);
-	if (rc)
+		rc = -1;
+	} else if (rc == 0 && (rc = fs_stage_commit(&st, err, errlen)) != 0) {
 		name_target(err, errlen, &st);
+	}
+	report_view_free(&v);
 	return rc;
 }

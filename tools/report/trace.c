@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/run.h"
+
 /* Track ids inside a run's process, in the order Perfetto lists them (it sorts threads by
  * tid): CPUs, other threads' migrations, workers, threads, tasks. Doubles: task ids are
  * validated below 2^53, where an int would wrap. */
@@ -153,14 +155,6 @@ static void flush_names(struct run_ctx *c)
 
 /* ---- kernel side: CPU tracks and thread states ----------------------------------- */
 
-/* oncpu rows: [tid, worker, cpu, start_s, end_s, runq_wait_s, end, task] (rec_json.h) */
-enum { OC_TID, OC_WORKER, OC_CPU, OC_START, OC_END, OC_WAIT, OC_ENDED, OC_TASK, OC_COLS };
-
-static double col(const struct json *row, int k)
-{
-	return json_num_of(json_at(row, (size_t)k));
-}
-
 static const char *ended_word(int end)
 {
 	return end == 1 ? "preempted" : end == 2 ? "recording stopped" : "blocked";
@@ -181,74 +175,83 @@ static int by_keys(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Row indices sorted by (column k1, column k2); NULL on out of memory. */
-static struct row_ref *sorted_rows(const struct json *rows, int k1, int k2)
+/* A column of a row struct (all doubles) by its member: COL(struct run_tl_oncpu, tid). */
+#define COL(type, member) (offsetof(type, member) / sizeof(double))
+
+/* Indices of n rows of ncol doubles sorted by (column k1, column k2); NULL on OOM. */
+static struct row_ref *sorted_rows(const void *rows, size_t n, size_t ncol, size_t k1, size_t k2)
 {
-	size_t n = json_len(rows);
+	const double *x = rows;
 	struct row_ref *r = malloc((n ? n : 1) * sizeof(*r));
 	if (!r)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		r[i] = (struct row_ref){ col(json_at(rows, i), k1), col(json_at(rows, i), k2), i };
+		r[i] = (struct row_ref){ x[i * ncol + k1], x[i * ncol + k2], i };
 	if (n > 1)
 		qsort(r, n, sizeof(*r), by_keys);
 	return r;
 }
 
-static struct json *interval_args(const struct json *row, size_t number)
+#define ONCPU_COLS (sizeof(struct run_tl_oncpu) / sizeof(double))
+#define RUN_COLS (sizeof(struct run_tl_run) / sizeof(double))
+
+static struct json *interval_args(const struct run_tl_oncpu *row, size_t number)
 {
 	struct json *a = json_obj();
-	json_set_num(a, "tid", col(row, OC_TID));
-	json_set_num(a, "worker", col(row, OC_WORKER));
-	json_set_num(a, "cpu", col(row, OC_CPU));
+	json_set_num(a, "tid", row->tid);
+	json_set_num(a, "worker", row->worker);
+	json_set_num(a, "cpu", row->cpu);
 	json_set_num(a, "interval", (double)number);
-	json_set_num(a, "task", col(row, OC_TASK)); /* current at switch-out, 0 none */
-	json_set_str(a, "ended", ended_word((int)col(row, OC_ENDED)));
-	json_set_num(a, "runq_wait_before_us", col(row, OC_WAIT) * 1e6);
+	json_set_num(a, "task", row->task); /* current at switch-out, 0 none */
+	json_set_str(a, "ended", ended_word((int)row->end));
+	json_set_num(a, "runq_wait_before_us", row->runq_wait_s * 1e6);
 	return a;
 }
 
-static void thread_track_name(char *buf, size_t len, const struct json *row)
+static void thread_track_name(char *buf, size_t len, const struct run_tl_oncpu *row)
 {
-	int w = (int)col(row, OC_WORKER);
+	int w = (int)row->worker;
 	if (w >= 0)
-		snprintf(buf, len, "worker %d thread (tid %.0f)", w, col(row, OC_TID));
+		snprintf(buf, len, "worker %d thread (tid %.0f)", w, row->tid);
 	else
-		snprintf(buf, len, "thread %.0f (not a worker's)", col(row, OC_TID));
+		snprintf(buf, len, "thread %.0f (not a worker's)", row->tid);
 }
 
 /* A thread state's args: the thread, and the on-CPU interval the state led to. */
-static struct json *state_args(const struct json *row, size_t number, bool wait)
+static struct json *state_args(const struct run_tl_oncpu *row, size_t number, bool wait)
 {
 	struct json *a = json_obj();
-	json_set_num(a, "tid", col(row, OC_TID));
-	json_set_num(a, "worker", col(row, OC_WORKER));
+	json_set_num(a, "tid", row->tid);
+	json_set_num(a, "worker", row->worker);
 	json_set_num(a, "before_interval", (double)number);
 	if (wait)
-		json_set_num(a, "runq_wait_us", col(row, OC_WAIT) * 1e6);
+		json_set_num(a, "runq_wait_us", row->runq_wait_s * 1e6);
 	return a;
 }
 
 /* The off-CPU stretch before interval `number` (row) of a thread whose previous interval
  * is prev (NULL: its first one): preempted, or blocked then runnable (run-queue wait). */
-static void off_cpu_states(struct run_ctx *c, double tid, const struct json *prev,
-			   const struct json *row, size_t number)
+static void off_cpu_states(struct run_ctx *c, double tid, const struct run_tl_oncpu *prev,
+			   const struct run_tl_oncpu *row, size_t number)
 {
-	int64_t s = ns_of(col(row, OC_START)), w = ns_of(col(row, OC_WAIT));
-	if (prev && (int)col(prev, OC_ENDED) == 1) {
-		add_slice(c, tid, ns_of(col(prev, OC_END)), s, "preempted", state_args(row, number, true));
+	int64_t s = ns_of(row->start_s), w = ns_of(row->runq_wait_s);
+	if (prev && (int)prev->end == 1) {
+		add_slice(c, tid, ns_of(prev->end_s), s, "preempted", state_args(row, number, true));
 		return;
 	}
-	if (prev && s - w > ns_of(col(prev, OC_END)))
-		add_slice(c, tid, ns_of(col(prev, OC_END)), s - w, "blocked", state_args(row, number, false));
+	if (prev && s - w > ns_of(prev->end_s))
+		add_slice(c, tid, ns_of(prev->end_s), s - w, "blocked", state_args(row, number, false));
 	if (w > 0)
 		add_slice(c, tid, s - w, s, "runnable", state_args(row, number, true));
 }
 
 /* CPU tracks and one state track per thread, from the timeline's "oncpu" rows. */
-static void add_kernel_tracks(struct run_ctx *c, const struct json *oncpu)
+static void add_kernel_tracks(struct run_ctx *c, const struct run *run)
 {
-	struct row_ref *r = sorted_rows(oncpu, OC_TID, OC_START);
+	const struct run_tl_oncpu *oncpu = run_tl_oncpu(run);
+	size_t n = run->timeline.oncpu.n;
+	struct row_ref *r = sorted_rows(oncpu, n, ONCPU_COLS, COL(struct run_tl_oncpu, tid),
+					COL(struct run_tl_oncpu, start_s));
 	if (!r) {
 		c->oom = true;
 		return;
@@ -256,25 +259,25 @@ static void add_kernel_tracks(struct run_ctx *c, const struct json *oncpu)
 	char name[96];
 	double track = TID_THREAD - 1;
 	size_t number = 0;
-	for (size_t k = 0; k < json_len(oncpu); k++) {
-		const struct json *row = json_at(oncpu, r[k].i);
-		const struct json *prev = k && r[k - 1].key1 == r[k].key1 ? json_at(oncpu, r[k - 1].i) : NULL;
+	for (size_t k = 0; k < n; k++) {
+		const struct run_tl_oncpu *row = &oncpu[r[k].i];
+		const struct run_tl_oncpu *prev = k && r[k - 1].key1 == r[k].key1 ? &oncpu[r[k - 1].i] : NULL;
 		if (!prev) {
 			track++;
 			number = 0;
 			thread_track_name(name, sizeof(name), row);
 			name_track(c, track, name);
 		}
-		int64_t s = ns_of(col(row, OC_START)), e = ns_of(col(row, OC_END));
+		int64_t s = ns_of(row->start_s), e = ns_of(row->end_s);
 		off_cpu_states(c, track, prev, row, ++number);
 		add_slice(c, track, s, e, "running", interval_args(row, number));
-		int w = (int)col(row, OC_WORKER), cpu = (int)col(row, OC_CPU);
+		int w = (int)row->worker, cpu = (int)row->cpu;
 		snprintf(name, sizeof(name), "CPU %d", cpu);
 		name_track(c, TID_CPU + cpu, name);
 		if (w >= 0)
-			snprintf(name, sizeof(name), "worker %d (tid %.0f)", w, col(row, OC_TID));
+			snprintf(name, sizeof(name), "worker %d (tid %.0f)", w, row->tid);
 		else
-			snprintf(name, sizeof(name), "thread %.0f", col(row, OC_TID));
+			snprintf(name, sizeof(name), "thread %.0f", row->tid);
 		add_slice(c, TID_CPU + cpu, s, e, name, interval_args(row, number));
 	}
 	free(r);
@@ -282,56 +285,55 @@ static void add_kernel_tracks(struct run_ctx *c, const struct json *oncpu)
 
 /* ---- runtime side: task runs per worker and per task ------------------------------ */
 
-/* runs rows: [task_id, worker, cpu, start_s, end_s] */
-enum { RU_TASK, RU_WORKER, RU_CPU, RU_START, RU_END };
-
 /* Kernel run-queue wait charged to each run, as the recorder charges a task's
  * runq_wait_ns: an on-CPU interval's wait goes to the first run of its worker that ends
  * at or after the interval's start, if that run started before the interval ended.
  * The worker's thread is workers[w].tid (a spare taking a worker over is not followed).
  * NULL: no kernel intervals (or out of memory); else one value per run, in seconds. */
-static double *runq_wait_per_run(const struct json *run, const struct json *runs,
-				 const struct json *oncpu, const struct row_ref *by_worker)
+static double *runq_wait_per_run(const struct run *run, const struct row_ref *by_worker)
 {
-	size_t n = json_len(runs);
-	if (!json_len(oncpu))
+	const struct run_tl_run *runs = run_tl_runs(run);
+	const struct run_tl_oncpu *oncpu = run_tl_oncpu(run);
+	size_t n = run->timeline.runs.n, no = run->timeline.oncpu.n;
+	if (!no)
 		return NULL;
 	double *wait = calloc(n ? n : 1, sizeof(*wait));
-	struct row_ref *iv = sorted_rows(oncpu, OC_TID, OC_START);
+	struct row_ref *iv = sorted_rows(oncpu, no, ONCPU_COLS, COL(struct run_tl_oncpu, tid),
+					 COL(struct run_tl_oncpu, start_s));
 	if (!wait || !iv) {
 		free(wait);
 		free(iv);
 		return NULL;
 	}
-	const struct json *workers = json_get(run, "workers");
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
-		double w = col(json_at(runs, by_worker[lo].i), RU_WORKER);
-		for (hi = lo; hi < n && col(json_at(runs, by_worker[hi].i), RU_WORKER) == w; hi++)
+		double w = runs[by_worker[lo].i].worker;
+		for (hi = lo; hi < n && runs[by_worker[hi].i].worker == w; hi++)
 			;
-		double tid = w >= 0 ? json_get_num(json_at(workers, (size_t)w), "tid", -1) : -1;
+		/* worker numbers are checked below worker_count, the length of workers[] */
+		double tid = w >= 0 && (size_t)w < run->nworkers ? run->workers[(size_t)w].tid : -1;
 		size_t k = lo;
-		for (size_t j = 0; j < json_len(oncpu); j++) {
-			const struct json *row = json_at(oncpu, iv[j].i);
-			if (iv[j].key1 != tid || col(row, OC_WAIT) <= 0)
+		for (size_t j = 0; j < no; j++) {
+			const struct run_tl_oncpu *row = &oncpu[iv[j].i];
+			if (iv[j].key1 != tid || row->runq_wait_s <= 0)
 				continue;
-			while (k < hi && col(json_at(runs, by_worker[k].i), RU_END) < col(row, OC_START))
+			while (k < hi && runs[by_worker[k].i].end_s < row->start_s)
 				k++;
-			if (k < hi && col(json_at(runs, by_worker[k].i), RU_START) <= col(row, OC_END))
-				wait[by_worker[k].i] += col(row, OC_WAIT);
+			if (k < hi && runs[by_worker[k].i].start_s <= row->end_s)
+				wait[by_worker[k].i] += row->runq_wait_s;
 		}
 	}
 	free(iv);
 	return wait;
 }
 
-static struct json *run_args(const struct json *row, size_t number, const char *ended,
+static struct json *run_args(const struct run_tl_run *row, size_t number, const char *ended,
 			     const double *wait, size_t i)
 {
 	struct json *a = json_obj();
-	json_set_num(a, "task", col(row, RU_TASK));
+	json_set_num(a, "task", row->task);
 	json_set_num(a, "run", (double)number);
-	json_set_num(a, "worker", col(row, RU_WORKER));
-	json_set_num(a, "cpu", col(row, RU_CPU));
+	json_set_num(a, "worker", row->worker);
+	json_set_num(a, "cpu", row->cpu);
 	json_set_str(a, "ended", ended);
 	if (wait)
 		json_set_num(a, "runq_wait_before_us", wait[i] * 1e6);
@@ -341,12 +343,13 @@ static struct json *run_args(const struct json *row, size_t number, const char *
 }
 
 /* Hop and CPU-migration markers between a task's consecutive runs prev -> row. */
-static void mark_moves(struct run_ctx *c, double tid, const struct json *prev, const struct json *row)
+static void mark_moves(struct run_ctx *c, double tid, const struct run_tl_run *prev,
+		       const struct run_tl_run *row)
 {
 	char name[96];
-	int pw = (int)col(prev, RU_WORKER), w = (int)col(row, RU_WORKER);
-	int pc = (int)col(prev, RU_CPU), cpu = (int)col(row, RU_CPU);
-	int64_t t = ns_of(col(row, RU_START));
+	int pw = (int)prev->worker, w = (int)row->worker;
+	int pc = (int)prev->cpu, cpu = (int)row->cpu;
+	int64_t t = ns_of(row->start_s);
 	if (pw != w) {
 		snprintf(name, sizeof(name), "hop: worker %d -> %d", pw, w);
 		add_instant(c, tid, t, name);
@@ -357,26 +360,30 @@ static void mark_moves(struct run_ctx *c, double tid, const struct json *prev, c
 	}
 }
 
-static void add_task_runs(struct run_ctx *c, const struct json *run, const struct json *tl)
+static void add_task_runs(struct run_ctx *c, const struct run *run)
 {
-	const struct json *runs = json_get(tl, "runs"), *ends = json_get(tl, "run_ends");
-	struct row_ref *by_task = sorted_rows(runs, RU_TASK, RU_START);
-	struct row_ref *by_worker = sorted_rows(runs, RU_WORKER, RU_START);
-	double *wait = by_worker ? runq_wait_per_run(run, runs, json_get(tl, "oncpu"), by_worker) : NULL;
+	const struct run_tl_run *runs = run_tl_runs(run);
+	const struct run_ends *ends = &run->timeline.run_ends;
+	size_t n = run->timeline.runs.n;
+	struct row_ref *by_task = sorted_rows(runs, n, RUN_COLS, COL(struct run_tl_run, task),
+					      COL(struct run_tl_run, start_s));
+	struct row_ref *by_worker = sorted_rows(runs, n, RUN_COLS, COL(struct run_tl_run, worker),
+						COL(struct run_tl_run, start_s));
+	double *wait = by_worker ? runq_wait_per_run(run, by_worker) : NULL;
 	if (!by_task || !by_worker) {
 		c->oom = true;
 		goto out;
 	}
 	char name[96], label[96];
 	size_t number = 0;
-	for (size_t k = 0; k < json_len(runs); k++) {
+	for (size_t k = 0; k < n; k++) {
 		size_t i = by_task[k].i;
-		const struct json *row = json_at(runs, i);
-		const struct json *prev = k && by_task[k - 1].key1 == by_task[k].key1 ? json_at(runs, by_task[k - 1].i) : NULL;
-		double id = col(row, RU_TASK), track = TID_TASK + id;
-		int w = (int)col(row, RU_WORKER), cpu = (int)col(row, RU_CPU);
-		const char *ended = json_len(ends) == json_len(runs) ? json_str_of(json_at(ends, i)) : "unknown";
-		int64_t s = ns_of(col(row, RU_START)), e = ns_of(col(row, RU_END));
+		const struct run_tl_run *row = &runs[i];
+		const struct run_tl_run *prev = k && by_task[k - 1].key1 == by_task[k].key1 ? &runs[by_task[k - 1].i] : NULL;
+		double id = row->task, track = TID_TASK + id;
+		int w = (int)row->worker, cpu = (int)row->cpu;
+		const char *ended = run_end_words[ends->n == n ? ends->v[i] : RUN_END_unknown];
+		int64_t s = ns_of(row->start_s), e = ns_of(row->end_s);
 		number = prev ? number + 1 : 1;
 		snprintf(label, sizeof(label), "task %.0f", id);
 		name_track(c, track, label);
@@ -399,13 +406,14 @@ out:
 	free(wait);
 }
 
-/* migrations rows: [ts_s, worker, task_id, from, to] (the kernel moved a thread) */
-static void add_migrations(struct run_ctx *c, const struct json *migs)
+/* The kernel moved a thread: an instant on its worker's track. */
+static void add_migrations(struct run_ctx *c, const struct run *run)
 {
+	const struct run_tl_migration *migs = run_tl_migrations(run);
 	char name[128];
-	for (size_t i = 0; i < json_len(migs); i++) {
-		const struct json *m = json_at(migs, i);
-		int w = (int)col(m, 1);
+	for (size_t i = 0; i < run->timeline.migrations.n; i++) {
+		const struct run_tl_migration *m = &migs[i];
+		int w = (int)m->worker;
 		double track = w >= 0 ? TID_WORKER + w : TID_MIGRATIONS;
 		if (w >= 0) {
 			snprintf(name, sizeof(name), "worker %d: task runs", w);
@@ -414,8 +422,8 @@ static void add_migrations(struct run_ctx *c, const struct json *migs)
 			name_track(c, track, "kernel migrations of other threads");
 		}
 		snprintf(name, sizeof(name), "kernel moved worker %d: CPU %.0f -> %.0f (task %.0f)", w,
-			 col(m, 3), col(m, 4), col(m, 2));
-		add_instant(c, track, ns_of(col(m, 0)), name);
+			 m->from_cpu, m->to_cpu, m->task);
+		add_instant(c, track, ns_of(m->ts_s), name);
 	}
 }
 
@@ -423,18 +431,16 @@ static void add_migrations(struct run_ctx *c, const struct json *migs)
 
 /* One run as one trace process, named after its workload, policy, seed and why it was
  * drawn; its args say where the CPU tracks come from and what was clipped. */
-static size_t add_run(struct json *ev, const struct json *run, int pid, const char *why)
+static size_t add_run(struct json *ev, const struct run *run, int pid, const char *why)
 {
 	char name[320], seed[32];
-	const struct json *tl = json_get(run, "timeline");
 	struct run_ctx c = { .ev = ev, .pid = pid, .names = json_obj() };
-	snprintf(name, sizeof(name), "%s: %s, seed %s (%s)", json_get_str(run, "workload", "?"),
-		 json_get_str(run, "policy", "?"), json_num_text(json_get(run, "seed"), seed, sizeof(seed)),
-		 why);
+	snprintf(name, sizeof(name), "%s: %s, seed %s (%s)", run->workload, run->policy,
+		 run_seed_text(seed, sizeof(seed), run), why);
 	json_push(ev, meta("process_name", pid, -1, name));
-	add_kernel_tracks(&c, json_get(tl, "oncpu"));
-	add_task_runs(&c, run, tl);
-	add_migrations(&c, json_get(tl, "migrations"));
+	add_kernel_tracks(&c, run);
+	add_task_runs(&c, run);
+	add_migrations(&c, run);
 	flush_slices(&c);
 	flush_names(&c);
 	struct json *e = json_obj(), *a = json_obj();
@@ -442,7 +448,7 @@ static size_t add_run(struct json *ev, const struct json *run, int pid, const ch
 	json_set_str(e, "ph", "M");
 	json_set_num(e, "pid", pid);
 	snprintf(name, sizeof(name), "CPU tracks: %s; clipped slices: %zu%s",
-		 json_len(json_get(tl, "oncpu")) ? "the kernel's on-CPU intervals" : "none (no BPF recording)",
+		 run->timeline.oncpu.n ? "the kernel's on-CPU intervals" : "none (no BPF recording)",
 		 c.clipped, c.oom ? "; out of memory: incomplete" : "");
 	json_set_str(a, "labels", name);
 	json_set(e, "args", a);
@@ -452,48 +458,66 @@ static size_t add_run(struct json *ev, const struct json *run, int pid, const ch
 	return c.clipped;
 }
 
+static double repeat_of(const struct run *run)
+{
+	return isnan(run->repeat) ? 1 : run->repeat;
+}
+
 /* Draws run as process pid and returns its entry in the trace's "runs_drawn": {pid,
  * policy, seed, repeat, why, clipped_slices}. */
-static struct json *draw(struct json *ev, int pid, const struct json *run, const char *why)
+static struct json *draw(struct json *ev, int pid, const struct run *run, const char *why)
 {
 	struct json *d = json_obj();
 	json_set_num(d, "pid", pid);
-	json_set_str(d, "policy", json_get_str(run, "policy", "?"));
-	json_set(d, "seed", json_clone(json_get(run, "seed")));
-	json_set_num(d, "repeat", json_get_num(run, "repeat", 1));
+	json_set_str(d, "policy", run->policy);
+	if (run->seed.known)
+		json_set_u64(d, "seed", run->seed.v);
+	else
+		json_set_null(d, "seed");
+	json_set_num(d, "repeat", repeat_of(run));
 	json_set_str(d, "why", why);
 	json_set_num(d, "clipped_slices", (double)add_run(ev, run, pid, why));
 	return d;
 }
 
-struct json *report_trace(const struct json *report)
+struct json *report_trace_of(const struct report_view *v)
 {
 	struct json *root = json_obj(), *ev = json_arr(), *list = json_arr();
 	report_stamp(root, REPORT_SCHEMA_TRACE);
-	const struct json *runs = json_get(report, "runs"), *pols = json_get(report, "policies");
-	unsigned long long seed = 0;
-	int mode = report_timeline_mode(report, &seed), pid = 1;
+	const struct json *pols = json_get(v->json, "policies");
+	int mode = v->timeline_mode, pid = 1;
 	char why[128];
 	for (size_t p = 0; p < json_len(pols); p++) {
 		const char *pol = json_key_at(pols, p);
-		for (size_t r = 0; mode == REPORT_PICK_ALL && r < json_len(runs); r++) {
-			const struct json *run = json_at(runs, r);
-			if (strcmp(json_get_str(run, "policy", ""), pol) != 0)
+		for (size_t r = 0; mode == REPORT_PICK_ALL && r < v->nruns; r++) {
+			const struct run *run = &v->runs[r];
+			if (strcmp(run->policy, pol) != 0)
 				continue;
 			snprintf(why, sizeof(why), "repeat %.0f, every run drawn (--timeline-seed all)",
-				 json_get_num(run, "repeat", 1));
+				 repeat_of(run));
 			json_push(list, draw(ev, pid++, run, why));
 		}
-		const struct json *run = mode == REPORT_PICK_ALL ? NULL : report_timeline_run(report, pol, why, sizeof(why));
+		const struct run *run = mode == REPORT_PICK_ALL ? NULL : report_timeline_run(v, pol, why, sizeof(why));
 		if (run)
 			json_push(list, draw(ev, pid++, run, why));
 	}
 	if (mode == REPORT_PICK_SEED)
-		json_set_u64(root, "timeline_seed", seed);
+		json_set_u64(root, "timeline_seed", v->timeline_seed);
 	else
 		json_set_str(root, "timeline_seed", mode == REPORT_PICK_ALL ? "all" : "median");
 	json_set(root, "runs_drawn", list);
 	json_set(root, "traceEvents", ev);
 	json_set_str(root, "displayTimeUnit", "ms");
 	return root;
+}
+
+struct json *report_trace(const struct json *report)
+{
+	struct report_view v;
+	char err[256];
+	if (report_view_read_partial(report, &v, err, sizeof(err)))
+		return NULL;
+	struct json *t = report_trace_of(&v);
+	report_view_free(&v);
+	return t;
 }

@@ -3,14 +3,18 @@
  * median run of each policy, so that a picture shows a typical run, not a lucky one. */
 #include "report/report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/run.h"
+
 /* What a run is ranked by: its mean completion, or its wall time when it has none. */
-static double rank_key(const struct json *run)
+static double rank_key(const struct run *run)
 {
-	const struct json *m = json_get(run, "mean_completion_s");
-	return json_is_num(m) ? json_num_of(m) : json_get_num(run, "wall_s", 0);
+	if (!isnan(run->mean_completion_s))
+		return run->mean_completion_s;
+	return isnan(run->wall_s) ? 0 : run->wall_s;
 }
 
 struct ranked {
@@ -26,57 +30,44 @@ static int by_key_then_index(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-int report_timeline_mode(const struct json *report, unsigned long long *seed)
-{
-	const struct json *v = json_get(report, "timeline_seed");
-	if (json_type_of(v) == JSON_STR && strcmp(json_str_of(v), "all") == 0)
-		return REPORT_PICK_ALL;
-	if (json_is_num(v) && json_as_u64(v, seed))
-		return REPORT_PICK_SEED;
-	return REPORT_PICK_MEDIAN;
-}
-
 /* The lower median by rank_key of the policy's runs (ties: the earlier run). */
-static const struct json *median_run(const struct json *runs, const char *policy, size_t *count)
+static const struct run *median_run(const struct report_view *v, const char *policy, size_t *count)
 {
-	size_t n = json_len(runs), k = 0;
+	size_t n = v->nruns, k = 0;
 	struct ranked *r = malloc((n ? n : 1) * sizeof(*r));
 	if (!r)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(json_get_str(json_at(runs, i), "policy", ""), policy) == 0)
-			r[k++] = (struct ranked){ rank_key(json_at(runs, i)), i };
+		if (strcmp(v->runs[i].policy, policy) == 0)
+			r[k++] = (struct ranked){ rank_key(&v->runs[i]), i };
 	*count = k;
-	const struct json *run = NULL;
+	const struct run *run = NULL;
 	if (k) {
 		qsort(r, k, sizeof(*r), by_key_then_index);
-		run = json_at(runs, r[(k - 1) / 2].i);
+		run = &v->runs[r[(k - 1) / 2].i];
 	}
 	free(r);
 	return run;
 }
 
-const struct json *report_timeline_run(const struct json *report, const char *policy, char *why,
-				       size_t len)
+const struct run *report_timeline_run(const struct report_view *v, const char *policy, char *why,
+				      size_t len)
 {
-	const struct json *runs = json_get(report, "runs");
-	unsigned long long seed = 0, s;
 	size_t count = 0;
-	if (report_timeline_mode(report, &seed) == REPORT_PICK_SEED) {
-		for (size_t i = 0; i < json_len(runs); i++) {
-			const struct json *run = json_at(runs, i);
-			if (strcmp(json_get_str(run, "policy", ""), policy) == 0 &&
-			    json_as_u64(json_get(run, "seed"), &s) && s == seed) {
-				snprintf(why, len, "the run with seed %llu (--timeline-seed)", seed);
+	if (v->timeline_mode == REPORT_PICK_SEED) {
+		for (size_t i = 0; i < v->nruns; i++) {
+			const struct run *run = &v->runs[i];
+			if (strcmp(run->policy, policy) == 0 && run->seed.known && run->seed.v == v->timeline_seed) {
+				snprintf(why, len, "the run with seed %llu (--timeline-seed)", v->timeline_seed);
 				return run;
 			}
 		}
-		snprintf(why, len, "no run with seed %llu", seed);
+		snprintf(why, len, "no run with seed %llu", v->timeline_seed);
 		return NULL;
 	}
-	const struct json *run = median_run(runs, policy, &count);
+	const struct run *run = median_run(v, policy, &count);
 	snprintf(why, len, "the median run of %zu by %s", count,
-		 run && json_is_num(json_get(run, "mean_completion_s")) ? "mean completion" : "wall time");
+		 run && !isnan(run->mean_completion_s) ? "mean completion" : "wall time");
 	return run;
 }
 
@@ -91,11 +82,14 @@ int report_set_timeline_seed(struct json *report, bool all, unsigned long long s
 {
 	if (all)
 		return json_set_str(report, "timeline_seed", "all");
-	const struct json *runs = json_get(report, "runs");
-	unsigned long long s;
+	struct report_view v;
+	char err[256];
+	if (report_view_read_partial(report, &v, err, sizeof(err)))
+		return -1;
 	/* compare sets it before any run exists: its caller checked the range */
-	bool found = json_len(runs) == 0;
-	for (size_t i = 0; i < json_len(runs) && !found; i++)
-		found = json_as_u64(json_get(json_at(runs, i), "seed"), &s) && s == seed;
+	bool found = v.nruns == 0;
+	for (size_t i = 0; i < v.nruns && !found; i++)
+		found = v.runs[i].seed.known && v.runs[i].seed.v == seed;
+	report_view_free(&v);
 	return found ? json_set_u64(report, "timeline_seed", seed) : -1;
 }

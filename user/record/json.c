@@ -1,9 +1,14 @@
 /* json.c — writes a recording as JSON for library users (th_record_write_json): tasks,
- * workers, runs (with CPUs) and kernel migrations, in the run JSON's field names. */
+ * workers, runs (with CPUs) and kernel migrations. Where a value is one the run JSON also
+ * has, its name comes from run_schema.h (the run's task and worker fields, the columns of
+ * its timeline rows); the rest is the recording's own: absolute times in ns (a run counts
+ * seconds from its t0), pids, USDT figures. schema taskhop-recording/1. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "record_int.h"
+#include "run_schema.h"
 #include "taskhop.h"
 
 void th_record_window(struct th_record *r, uint64_t *start_ns, uint64_t *stop_ns)
@@ -24,17 +29,98 @@ static void cpus(FILE *f, const struct th_rec_task *t)
 	fputc(']', f);
 }
 
-/* One thread's kernel figures; `index` is its worker (workers[]) or thread index (threads[]). */
+/* `, "key": value` (sep "" for an object's first member). */
+static void u64_member(FILE *f, const char *sep, const char *key, uint64_t v)
+{
+	fprintf(f, "%s\"%s\": %" PRIu64, sep, key, v);
+}
+
+static void int_member(FILE *f, const char *sep, const char *key, int v)
+{
+	fprintf(f, "%s\"%s\": %d", sep, key, v);
+}
+
+/* One thread's kernel figures; `index` is its worker (workers[]) or thread index (threads[]).
+ * The names are the run JSON's worker fields (run_schema.h) where the value is the same;
+ * off_cpu_ns and switches are the recording's own. */
 static void thread_json(FILE *f, size_t k, const struct th_rec_worker *w, int index)
 {
-	fprintf(f, "%s\n    {\"pid\": %d, \"index\": %d, \"tid\": %d, \"host_tid\": %d"
-		   ", \"cpu_migrations\": %" PRIu64 ", \"preemptions\": %" PRIu64
-		   ", \"on_cpu_ns\": %" PRIu64 ", \"off_cpu_ns\": %" PRIu64
-		   ", \"runq_wait_ns\": %" PRIu64 ", \"switches\": %" PRIu64
-		   ", \"kernel_blocked_ns\": %" PRIu64 ", \"kernel_blocks\": %" PRIu64 "}",
-		k ? "," : "", w->pid, index, w->tid, w->host_tid, w->cpu_migrations, w->preemptions,
-		w->on_cpu_ns, w->off_cpu_ns, w->runq_wait_ns, w->switches, w->kernel_blocked_ns,
-		w->kernel_blocks);
+	fprintf(f, "%s\n    {", k ? "," : "");
+	int_member(f, "", "pid", w->pid);
+	int_member(f, ", ", TH_WORKER_KEY(index), index);
+	int_member(f, ", ", TH_WORKER_KEY(tid), w->tid);
+	int_member(f, ", ", TH_WORKER_KEY(host_tid), w->host_tid);
+	u64_member(f, ", ", TH_WORKER_KEY(cpu_migrations), w->cpu_migrations);
+	u64_member(f, ", ", TH_WORKER_KEY(preemptions), w->preemptions);
+	u64_member(f, ", ", TH_WORKER_KEY(on_cpu_ns), w->on_cpu_ns);
+	u64_member(f, ", ", "off_cpu_ns", w->off_cpu_ns);
+	u64_member(f, ", ", TH_WORKER_KEY(runq_wait_ns), w->runq_wait_ns);
+	u64_member(f, ", ", "switches", w->switches);
+	u64_member(f, ", ", TH_WORKER_KEY(kernel_blocked_ns), w->kernel_blocked_ns);
+	u64_member(f, ", ", TH_WORKER_KEY(kernel_blocks), w->kernel_blocks);
+	fputc('}', f);
+}
+
+/* One task: the run JSON's task fields (run_schema.h) under their names; its time of
+ * largest wait is absolute (max_runq_wait_at_ns), where a run says seconds from its t0. */
+static void task_json(FILE *f, size_t i, const struct th_rec_task *t, bool usdt)
+{
+	fprintf(f, "%s\n    {", i ? "," : "");
+	int_member(f, "", "pid", t->pid);
+	u64_member(f, ", ", TH_TASK_KEY(id), t->task_id);
+	u64_member(f, ", ", TH_TASK_KEY(runs), t->runs);
+	u64_member(f, ", ", TH_TASK_KEY(yields), t->yields);
+	u64_member(f, ", ", TH_TASK_KEY(worker_hops), t->worker_hops);
+	u64_member(f, ", ", TH_TASK_KEY(cpu_migrations), t->cpu_migrations);
+	u64_member(f, ", ", TH_TASK_KEY(cpu_migrations_kernel), t->cpu_migrations_kernel);
+	u64_member(f, ", ", TH_TASK_KEY(worker_cpu_changes), t->worker_cpu_changes);
+	fprintf(f, ", \"%s\": ", TH_TASK_KEY(cpus_visited));
+	cpus(f, t);
+	u64_member(f, ", ", TH_TASK_KEY(on_cpu_ns), t->on_cpu_ns);
+	u64_member(f, ", ", TH_TASK_KEY(runq_wait_ns), t->runq_wait_ns);
+	u64_member(f, ", ", TH_TASK_KEY(preemptions), t->preemptions);
+	u64_member(f, ", ", TH_TASK_KEY(kernel_blocked_ns), t->kernel_blocked_ns);
+	u64_member(f, ", ", TH_TASK_KEY(kernel_blocks), t->kernel_blocks);
+	u64_member(f, ", ", TH_TASK_KEY(max_runq_wait_ns), t->max_runq_wait_ns);
+	u64_member(f, ", ", "max_runq_wait_at_ns", t->max_runq_wait_at_ns);
+	if (usdt) {
+		u64_member(f, ", ", "usdt_runs", t->usdt_runs);
+		u64_member(f, ", ", "usdt_worker_hops", t->usdt_worker_hops);
+	}
+	fputc('}', f);
+}
+
+/* One task run, as the run JSON's timeline "runs" row names its columns (task, worker,
+ * cpu); its times are absolute nanoseconds (a row: seconds from t0), with the thread and
+ * the kernel figures of the run. */
+static void run_json(FILE *f, size_t i, const struct th_rec_run *x)
+{
+	fprintf(f, "%s\n    {", i ? "," : "");
+	int_member(f, "", "pid", x->pid);
+	u64_member(f, ", ", TH_TL_RUN_KEY(task), x->task_id);
+	int_member(f, ", ", TH_TL_RUN_KEY(worker), x->worker);
+	int_member(f, ", ", TH_WORKER_KEY(tid), x->tid);
+	int_member(f, ", ", TH_TL_RUN_KEY(cpu), x->cpu);
+	int_member(f, ", ", "usdt_cpu", x->usdt_cpu);
+	u64_member(f, ", ", "start_ns", x->start_ns);
+	u64_member(f, ", ", "end_ns", x->end_ns);
+	u64_member(f, ", ", TH_TASK_KEY(on_cpu_ns), x->on_cpu_ns);
+	u64_member(f, ", ", TH_TASK_KEY(runq_wait_ns), x->runq_wait_ns);
+	fputc('}', f);
+}
+
+/* A kernel migration, as the timeline "migrations" row names its columns. */
+static void migration_json(FILE *f, size_t i, const struct th_rec_migration *m)
+{
+	fprintf(f, "%s\n    {", i ? "," : "");
+	int_member(f, "", "pid", m->pid);
+	int_member(f, ", ", TH_WORKER_KEY(tid), m->tid);
+	int_member(f, ", ", TH_TL_MIGRATION_KEY(worker), m->worker);
+	u64_member(f, ", ", TH_TL_MIGRATION_KEY(task), m->task_id);
+	int_member(f, ", ", TH_TL_MIGRATION_KEY(from_cpu), m->orig_cpu);
+	int_member(f, ", ", TH_TL_MIGRATION_KEY(to_cpu), m->dest_cpu);
+	u64_member(f, ", ", "ts_ns", m->ts_ns);
+	fputc('}', f);
 }
 
 int th_record_write_json(struct th_record *r, FILE *f)
@@ -58,25 +144,8 @@ int th_record_write_json(struct th_record *r, FILE *f)
 	for (int i = 0; i < r->ntg; i++)
 		fprintf(f, "%s%d", i ? ", " : "", (int)r->tg[i].pid);
 	fputs("],\n  \"tasks\": [", f);
-	for (size_t i = 0; i < nt; i++) {
-		fprintf(f, "%s\n    {\"pid\": %d, \"id\": %" PRIu64 ", \"runs\": %" PRIu64
-			   ", \"yields\": %" PRIu64 ", \"worker_hops\": %" PRIu64
-			   ", \"cpu_migrations\": %" PRIu64 ", \"cpu_migrations_kernel\": %" PRIu64
-			   ", \"worker_cpu_changes\": %" PRIu64 ", \"cpus_visited\": ",
-			i ? "," : "", t[i].pid, t[i].task_id, t[i].runs, t[i].yields, t[i].worker_hops,
-			t[i].cpu_migrations, t[i].cpu_migrations_kernel, t[i].worker_cpu_changes);
-		cpus(f, &t[i]);
-		fprintf(f, ", \"on_cpu_ns\": %" PRIu64 ", \"runq_wait_ns\": %" PRIu64
-			   ", \"preemptions\": %" PRIu64 ", \"kernel_blocked_ns\": %" PRIu64
-			   ", \"kernel_blocks\": %" PRIu64 ", \"max_runq_wait_ns\": %" PRIu64
-			   ", \"max_runq_wait_at_ns\": %" PRIu64, t[i].on_cpu_ns, t[i].runq_wait_ns,
-			t[i].preemptions, t[i].kernel_blocked_ns, t[i].kernel_blocks,
-			t[i].max_runq_wait_ns, t[i].max_runq_wait_at_ns);
-		if (r->use_usdt)
-			fprintf(f, ", \"usdt_runs\": %" PRIu64 ", \"usdt_worker_hops\": %" PRIu64,
-				t[i].usdt_runs, t[i].usdt_worker_hops);
-		fputc('}', f);
-	}
+	for (size_t i = 0; i < nt; i++)
+		task_json(f, i, &t[i], r->use_usdt);
 	/* workers[]: one entry per worker (the thread that started serving it) and per
 	 * kthread-task thread; threads[]: the self target's runtime threads, spares too */
 	fputs("\n  ],\n  \"workers\": [", f);
@@ -89,17 +158,10 @@ int th_record_write_json(struct th_record *r, FILE *f)
 			thread_json(f, k++, &w[i], w[i].thread);
 	fputs("\n  ],\n  \"runs\": [", f);
 	for (size_t i = 0; i < nr; i++)
-		fprintf(f, "%s\n    {\"pid\": %d, \"task\": %" PRIu64 ", \"worker\": %d, \"tid\": %d"
-			   ", \"cpu\": %d, \"usdt_cpu\": %d, \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
-			   ", \"on_cpu_ns\": %" PRIu64 ", \"runq_wait_ns\": %" PRIu64 "}",
-			i ? "," : "", x[i].pid, x[i].task_id, x[i].worker, x[i].tid, x[i].cpu,
-			x[i].usdt_cpu, x[i].start_ns, x[i].end_ns, x[i].on_cpu_ns, x[i].runq_wait_ns);
+		run_json(f, i, &x[i]);
 	fputs("\n  ],\n  \"migrations\": [", f);
 	for (size_t i = 0; i < nm; i++)
-		fprintf(f, "%s\n    {\"pid\": %d, \"tid\": %d, \"worker\": %d, \"task\": %" PRIu64
-			   ", \"from_cpu\": %d, \"to_cpu\": %d, \"ts_ns\": %" PRIu64 "}",
-			i ? "," : "", m[i].pid, m[i].tid, m[i].worker, m[i].task_id, m[i].orig_cpu,
-			m[i].dest_cpu, m[i].ts_ns);
+		migration_json(f, i, &m[i]);
 	fputs("\n  ]\n}\n", f);
 	return ferror(f) ? -1 : 0;
 }
