@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "policy.h"
 #include "mq_heap.h"
 
 #if defined(__SANITIZE_THREAD__)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
 #include "preempt.h"
 #include "probes.h"
 #include "waitq.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "guard.h"
-#include "internal.h"
+#include "core.h"
 #include "preempt.h"
 #include "taskhop_abi.h"
 #include "probes.h"
