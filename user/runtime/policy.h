@@ -9,27 +9,55 @@
 
 #include "core_types.h"
 
-/* A migration policy. push() makes a task runnable and returns the worker
- * that should be woken for it (or -1: any idle worker). Once push has put t
- * in a queue, another worker may run it, finish it and free it: read what
- * you need from t before queueing it. pop() gives worker
- * w its next task or NULL. `self` is the calling worker, NULL when a plain
- * thread (main, a kthread task) pushes. */
+/* A migration policy: where a runnable task waits, and which one a worker runs next.
+ *
+ * Caller contracts, as Go's proc.go states them. Every call below comes from the
+ * runtime's own code, never from a signal handler, and with preemption off (inside
+ * th__nopreempt_begin/end): a policy is never interrupted halfway through its locks.
+ * "Owner" means the thread serving worker w now (with activations a spare thread may
+ * take a worker over; it is then the owner). The owner alone touches w's unlocked
+ * state: w->rng (th__worker_rand), w->fair_tick (th_fair_turn), w->steals, and any
+ * per-worker queue the policy keeps without a lock (a deque's bottom end).
+ *
+ * Between push(t) and the pop that hands t back, t is the policy's: it is RUNNABLE,
+ * in no other queue, and only the policy writes t->next, t->policy_word and
+ * t->policy_ptr. Everything else of t is read-only to a policy (home and sticky may
+ * be set by push itself, before t is queued). */
 struct th_policy {
 	const char *name;
 	const char *description;
-	int (*init)(struct th_runtime *rt);      /* 0 or -1 with th__set_error */
+	/* th_runtime_start's thread, once, before any worker thread exists.
+	 * 0, or -1 with th__set_error. */
+	int (*init)(struct th_runtime *rt);
+	/* th_runtime_stop's thread, once, after every worker thread was joined:
+	 * every task pushed has been popped and has ended. */
 	void (*fini)(struct th_runtime *rt);
+	/* Makes t runnable. Any thread, concurrently with every other call: a
+	 * worker's owner (self = that worker: the caller may use self's owner-only
+	 * state) or a plain thread, a kthread task or a thread whose worker was
+	 * taken (self = NULL). why == TH_WHY_YIELD: self is non-NULL and just ran t.
+	 * Returns the worker to wake for t, in -1 .. nworkers-1: the one worker
+	 * that can run it if t waits where only that worker looks (a sticky queue,
+	 * an owner-only queue), else -1 (any idle worker; its pop must be able to
+	 * find t). Once t is queued, another worker may run it, finish it and free
+	 * it: read what you need from t before queueing it. */
 	int (*push)(struct th_runtime *rt, struct th_worker *self, struct th_task *t, enum th_why why);
+	/* Worker w's next task, or NULL. Owner of w only: from its scheduler loop
+	 * (no current task), or from its task that blocks or ends. The task is
+	 * removed from the policy's queues before it is returned; a sticky one only
+	 * to its home. A NULL may send w to sleep: before parking, w pops once
+	 * more after a full fence, so a task pushed with -1 or w as the answer is
+	 * found by that pop or wakes w. */
 	struct th_task *(*pop)(struct th_runtime *rt, struct th_worker *w);
 	/* Optional: the task w should run instead of `yielder`, which is still
-	 * running and in no queue; NULL lets the yielder go on. Without it a
-	 * yield takes pop()'s task. push(yielder, TH_WHY_YIELD) follows the
-	 * switch either way. */
+	 * running (th__current_task() == yielder) and in no queue; NULL lets the
+	 * yielder go on. Owner of w only, from the yielder's th_yield or a
+	 * preemption. Never returns the yielder itself. Without it a yield takes
+	 * pop()'s task. push(yielder, TH_WHY_YIELD) follows the switch either way. */
 	struct th_task *(*yield_pop)(struct th_runtime *rt, struct th_worker *w,
 				     const struct th_task *yielder);
-	/* Optional: run the task some other way (kthread: its own thread).
-	 * When set, spawn calls it instead of push, and workers only idle. */
+	/* Optional: run the task some other way (kthread: its own thread). The
+	 * spawning thread (any) calls it instead of push, and workers only idle. */
 	int (*start_task)(struct th_runtime *rt, struct th_task *t);
 };
 
@@ -39,18 +67,25 @@ extern const struct th_policy th_policy_sticky, th_policy_shared, th_policy_stea
 
 /* ---- core calls a policy may make ------------------------------------------ */
 
+/* Any thread: the calling thread's th_last_error() (init's failure, mostly). */
 void th__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int th__place(struct th_runtime *rt);           /* a worker per cfg.placement */
-uint64_t th__worker_rand(struct th_worker *w);  /* the worker's own RNG */
-/* The task the calling thread runs (NULL in a scheduler loop or outside). */
+/* Any thread: a worker per cfg.placement (seeded random under a lock, or
+ * round-robin); for a task pushed with no worker to go to. */
+int th__place(struct th_runtime *rt);
+/* Owner of w only (the stream is w's, unlocked): the worker's own RNG. */
+uint64_t th__worker_rand(struct th_worker *w);
+/* Any thread, async-signal-safe: the task the calling thread runs (NULL in a
+ * scheduler loop or outside the runtime's threads). */
 struct th_task *th__current_task(void);
-/* The calling thread, as an identity to compare (the struct is the core's):
- * with activations a worker may be served by another thread after a block. */
+/* Any thread: the calling thread, as an identity to compare (the struct is the
+ * core's; NULL outside the runtime's threads). With activations a worker may
+ * be served by another thread after a block. */
 struct th_os_thread *th__self_thread(void);
 
 /* ---- queues and locks ------------------------------------------------------ */
 
-/* Intrusive FIFO of tasks (through task->next), no locking of its own. */
+/* Intrusive FIFO of tasks (through task->next), no locking of its own: the
+ * caller holds the lock that guards q, or q is one thread's only. */
 struct th_fifo { struct th_task *head, *tail; long len; };
 static inline void th_fifo_push(struct th_fifo *q, struct th_task *t)
 {
@@ -83,7 +118,10 @@ static inline void th_cpu_relax(void)
 #endif
 }
 
-/* Test-and-test-and-set spinlock for short critical sections. */
+/* Test-and-test-and-set spinlock for short critical sections. Never held
+ * across a call into the core (push/pop's callers hold none of the policy's),
+ * nor taken in a signal handler: a handler that interrupted its holder spins
+ * forever. */
 static inline void th_spin_lock(_Atomic int *l)
 {
 	for (;;) {
@@ -103,7 +141,8 @@ static inline void th_spin_unlock(_Atomic int *l)
 	atomic_store_explicit(l, 0, memory_order_release);
 }
 
-/* A FIFO with its own spinlock: the building block of sticky/shared queues. */
+/* A FIFO with its own spinlock: the building block of sticky/shared queues.
+ * Any thread. */
 struct th_lockq {
 	_Atomic int lock;
 	struct th_fifo q;
@@ -125,9 +164,10 @@ static inline struct th_task *th_lockq_pop(struct th_lockq *lq)
 	return t;
 }
 
-/* Go's 61st schedule, for a policy's pop(): true on every 61st pop of w, when
- * the policy should look at its other queues first, so that a queue that
- * never empties (a task spawning or yielding in a loop) cannot starve them. */
+/* Go's 61st schedule, for a policy's pop() (owner of w only: the tick is w's,
+ * unlocked): true on every 61st pop of w, when the policy should look at its
+ * other queues first, so that a queue that never empties (a task spawning or
+ * yielding in a loop) cannot starve them. */
 static inline bool th_fair_turn(struct th_worker *w)
 {
 	if (++w->fair_tick < 61)
