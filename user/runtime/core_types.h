@@ -119,6 +119,9 @@ struct th_runtime {
 	uint64_t act_count, act_missed;
 	size_t act_nlat;
 	uint64_t *act_lat;
+	/* debug and sanitizer builds (core_check.h): tasks pushed to the policy
+	 * and not handed back yet; never negative, 0 once every task is done */
+	_Atomic long queued;
 };
 
 #endif

@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "core_check.h"
+
 struct th_deque_buf {
 	long mask;                  /* capacity - 1, capacity a power of two */
 	struct th_deque_buf *next;  /* retired list */
@@ -31,6 +33,7 @@ int th_deque_init(struct th_deque *d, size_t capacity)
 	atomic_init(&d->top, 0);
 	atomic_init(&d->bottom, 0);
 	atomic_init(&d->buf, b);
+	atomic_init(&d->owner_busy, 0);
 	d->retired = NULL;
 	return 0;
 }
@@ -66,7 +69,24 @@ static struct th_deque_buf *grow(struct th_deque *d, struct th_deque_buf *a, lon
 	return n;
 }
 
-int th_deque_push(struct th_deque *d, void *item)
+/* Debug and sanitizer builds: the bottom end is the owner's alone, so two
+ * threads in push or take at once means a policy used another worker's deque
+ * from the owner's side (thieves have th_deque_steal). Catches the overlap
+ * when it happens, not every wrong call. Relaxed: under TSan the check must
+ * not order anything the deque's own atomics do not. */
+static inline void owner_enter(struct th_deque *d)
+{
+	TH_CHECK(!atomic_exchange_explicit(&d->owner_busy, 1, memory_order_relaxed),
+		 "th_deque: two threads at the owner's end at once (only the owner pushes and takes)");
+}
+
+static inline void owner_leave(struct th_deque *d)
+{
+	if (TH_CHECKS)
+		atomic_store_explicit(&d->owner_busy, 0, memory_order_relaxed);
+}
+
+static int push_bottom(struct th_deque *d, void *item)
 {
 	long b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
 	long t = atomic_load_explicit(&d->top, memory_order_acquire);
@@ -85,7 +105,15 @@ int th_deque_push(struct th_deque *d, void *item)
 	return 0;
 }
 
-void *th_deque_take(struct th_deque *d)
+int th_deque_push(struct th_deque *d, void *item)
+{
+	owner_enter(d);
+	int rc = push_bottom(d, item);
+	owner_leave(d);
+	return rc;
+}
+
+static void *take_bottom(struct th_deque *d)
 {
 	long b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
 	struct th_deque_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);
@@ -107,6 +135,14 @@ void *th_deque_take(struct th_deque *d)
 			x = NULL;
 		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
 	}
+	return x;
+}
+
+void *th_deque_take(struct th_deque *d)
+{
+	owner_enter(d);
+	void *x = take_bottom(d);
+	owner_leave(d);
 	return x;
 }
 

@@ -22,7 +22,9 @@
  * Between push(t) and the pop that hands t back, t is the policy's: it is RUNNABLE,
  * in no other queue, and only the policy writes t->next, t->policy_word and
  * t->policy_ptr. Everything else of t is read-only to a policy (home and sticky may
- * be set by push itself, before t is queued). */
+ * be set by push itself, before t is queued). Debug and sanitizer builds check the
+ * hand-back (core_check.h): a task pop returns must be RUNNABLE, handed out once per
+ * push, and, if sticky, popped by its home worker. */
 struct th_policy {
 	const char *name;
 	const char *description;
