@@ -86,15 +86,18 @@ static inline void owner_leave(struct th_deque *d)
 		atomic_store_explicit(&d->owner_busy, 0, memory_order_relaxed);
 }
 
-static int push_bottom(struct th_deque *d, void *item)
+int th_deque_push(struct th_deque *d, void *item)
 {
+	owner_enter(d);
 	long b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
 	long t = atomic_load_explicit(&d->top, memory_order_acquire);
 	struct th_deque_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);
 	if (b - t > a->mask) {
 		a = grow(d, a, t, b);
-		if (!a)
+		if (!a) {
+			owner_leave(d);
 			return -1;
+		}
 	}
 	atomic_store_explicit(&a->slot[b & a->mask], item, memory_order_relaxed);
 	/* The paper has fence(release) + relaxed store of bottom; a release
@@ -102,19 +105,13 @@ static int push_bottom(struct th_deque *d, void *item)
 	 * fence, ThreadSanitizer understands it: a thief's acquire load of
 	 * bottom then orders everything the owner wrote into the item. */
 	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+	owner_leave(d);
 	return 0;
 }
 
-int th_deque_push(struct th_deque *d, void *item)
+void *th_deque_take(struct th_deque *d)
 {
 	owner_enter(d);
-	int rc = push_bottom(d, item);
-	owner_leave(d);
-	return rc;
-}
-
-static void *take_bottom(struct th_deque *d)
-{
 	long b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
 	struct th_deque_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);
 	atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
@@ -125,6 +122,7 @@ static void *take_bottom(struct th_deque *d)
 	long t = atomic_load_explicit(&d->top, memory_order_relaxed);
 	if (t > b) { /* empty: restore bottom */
 		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
+		owner_leave(d);
 		return NULL;
 	}
 	void *x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
@@ -135,13 +133,6 @@ static void *take_bottom(struct th_deque *d)
 			x = NULL;
 		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
 	}
-	return x;
-}
-
-void *th_deque_take(struct th_deque *d)
-{
-	owner_enter(d);
-	void *x = take_bottom(d);
 	owner_leave(d);
 	return x;
 }

@@ -23,8 +23,9 @@
  * in no other queue, and only the policy writes t->next, t->policy_word and
  * t->policy_ptr. Everything else of t is read-only to a policy (home and sticky may
  * be set by push itself, before t is queued). Debug and sanitizer builds check the
- * hand-back (core_check.h): a task pop returns must be RUNNABLE, handed out once per
- * push, and, if sticky, popped by its home worker. */
+ * hand-back (core_check.h): a task pop returns must be RUNNABLE (not running, not
+ * the yielder, not blocked or done), handed out once per push, and, if sticky,
+ * popped by its home worker; push must answer a worker that exists. */
 struct th_policy {
 	const char *name;
 	const char *description;
@@ -38,11 +39,12 @@ struct th_policy {
 	 * worker's owner (self = that worker: the caller may use self's owner-only
 	 * state) or a plain thread, a kthread task or a thread whose worker was
 	 * taken (self = NULL). why == TH_WHY_YIELD: self is non-NULL and just ran t.
-	 * Returns the worker to wake for t, in -1 .. nworkers-1: the one worker
-	 * that can run it if t waits where only that worker looks (a sticky queue,
-	 * an owner-only queue), else -1 (any idle worker; its pop must be able to
-	 * find t). Once t is queued, another worker may run it, finish it and free
-	 * it: read what you need from t before queueing it. */
+	 * Returns the worker to wake for t, in -1 .. nworkers-1: one whose pop
+	 * will look where t waits (the only one that can, if t waits where only
+	 * it looks: a sticky queue, an owner-only queue), or -1: any idle worker,
+	 * whose pop must then be able to find t. The caller's own worker is not
+	 * woken (it is awake). Once t is queued, another worker may run it, finish
+	 * it and free it: read what you need from t before queueing it. */
 	int (*push)(struct th_runtime *rt, struct th_worker *self, struct th_task *t, enum th_why why);
 	/* Worker w's next task, or NULL. Owner of w only: from its scheduler loop
 	 * (no current task), or from its task that blocks or ends. The task is
