@@ -6,7 +6,10 @@
 # tests/*.mk); `bench::` and `demo::` are double-colon so that every fragment can add a step.
 
 SAN ?=
-B ?= build$(if $(SAN),-$(SAN))
+# DEBUG=1: the runtime's invariant checks (user/runtime/core_check.h) without a
+# sanitizer; SAN builds have them too, the release build does not.
+DEBUG ?=
+B ?= build$(if $(SAN),-$(SAN))$(if $(DEBUG),-debug)
 PREFIX ?= /usr/local
 ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
@@ -28,7 +31,7 @@ endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer $(SANFLAGS) -MMD -MP \
-	  -DTASKHOP_SAN_$(or $(SAN),none)
+	  -DTASKHOP_SAN_$(or $(SAN),none) $(if $(DEBUG),-DTASKHOP_DEBUG)
 # Every object can go into a shared library. Only what the public headers declare is
 # exported (they say `#pragma GCC visibility push(default)`); the rest stays inside.
 CFLAGS += -fPIC -fno-semantic-interposition -fvisibility=hidden
@@ -63,7 +66,7 @@ all: $(LIBS) $(TASKHOP) $(TESTS)
 help:
 	@echo "make          build everything into $(B)/"
 	@echo "make deps     install the Debian packages taskhop needs (root)"
-	@echo "make test     deps + build + run every cmocka suite (SAN=address|thread)"
+	@echo "make test     deps + build + run every cmocka suite (SAN=address|thread, DEBUG=1)"
 	@echo "make demo     compare migration policies on the article's darts experiment"
 	@echo "make bench    micro-benchmarks and peers, one 'bench: NAME VALUE UNIT' line each"
 	@echo "make install  install taskhop, the libraries and headers under PREFIX=$(PREFIX)"

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "policy.h"
 #include "mq_heap.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -32,6 +32,7 @@ static void heap_pops_in_key_order(void **state)
 	atomic_init(&h.top, MQ_EMPTY);
 	struct th_task *t = calloc(N, sizeof(*t));
 	assert_non_null(t);
+	th_spin_lock(&h.lock); /* insert and pop are called with it held */
 	for (uint64_t i = 0; i < N; i++) {
 		t[i].policy_word = (i * 7919) % N; /* a permutation of 0..N-1 */
 		assert_int_equal(mq_heap_insert(&h, &t[i]), 0);
@@ -44,6 +45,7 @@ static void heap_pops_in_key_order(void **state)
 	}
 	assert_null(mq_heap_pop(&h));
 	assert_int_equal(atomic_load(&h.top), MQ_EMPTY);
+	th_spin_unlock(&h.lock);
 	mq_heap_free(&h);
 	free(t);
 }

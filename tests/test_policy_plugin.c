@@ -1,5 +1,6 @@
 /* test_policy_plugin.c — policies loaded from shared objects: the example LIFO plugin
- * (build/examples/policy_lifo.so) runs yielding tasks newest first; bad plugins are refused. */
+ * (build/examples/policy_lifo.so) runs yielding tasks newest first; bad plugins are
+ * refused, and one that breaks the policy contract is caught by the runtime's checks. */
 #define _GNU_SOURCE
 #include <libgen.h>
 #include <limits.h>
@@ -9,11 +10,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "core_check.h" /* TH_CHECKS: are the invariant checks compiled in? */
+#include "lib/child.h"
 #include "taskhop.h"
 
 /* Plugins are found next to this binary: build/tests/test_x -> build/examples/x.so. */
@@ -172,6 +178,100 @@ static void a_name_with_a_slash_or_ending_in_so_is_a_plugin(void **state)
 	assert_false(th_policy_is_plugin(NULL));
 }
 
+static void *yield_once(void *arg)
+{
+	(void)arg;
+	th_yield();
+	return NULL;
+}
+
+static _Atomic int never;
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* Spawns a task, which wakes the other worker, and keeps its own worker: the other
+ * worker's pop meets this task, running. */
+static void *spawn_and_stay(void *arg)
+{
+	(void)arg;
+	th_task_free(th_spawn(nothing, NULL));
+	while (!atomic_load(&never))
+		;
+	return NULL;
+}
+
+/* What the child runs: `workers` workers under `plugin`, one task running fn. It
+ * must not come back; it says so on stderr if it does. No cmocka here: a failed
+ * assertion would go on with the parent's tests in the child. */
+struct under {
+	const char *plugin;
+	int workers;
+	th_fn fn;
+};
+
+static void run_under(const void *arg)
+{
+	const struct under *u = arg;
+	struct rlimit no_core = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &no_core); /* the abort is expected: no core file */
+	alarm(120); /* a check that never fires must not hang the suite: SIGALRM fails it */
+	struct th_config cfg;
+	th_config_default(&cfg);
+	cfg.policy = u->plugin;
+	cfg.workers = u->workers;
+	if (th_runtime_start(&cfg) != 0) {
+		fprintf(stderr, "th_runtime_start(%s): %s\n", u->plugin, th_last_error());
+		_exit(3);
+	}
+	th_wait(th_spawn(u->fn, NULL));
+	fprintf(stderr, "the task ran to its end: nothing was caught\n");
+}
+
+/* run_under in a child, which must abort with `want` and `also` on its stderr. */
+static void expect_abort(const char *plugin, int workers, th_fn fn, const char *want, const char *also)
+{
+	char out[4096] = "";
+	int status = run_in_child(run_under, &(struct under){ plugin, workers, fn }, out, sizeof(out));
+	if (status == -1 || !WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+		fail_msg("the child should abort (SIGABRT), status 0x%x, stderr: %s", status, out);
+	if (!strstr(out, want) || !strstr(out, also))
+		fail_msg("stderr should say '%s' ... '%s', it says: %s", want, also, out);
+}
+
+static bool checks_compiled_in(void)
+{
+	if (!TH_CHECKS)
+		print_message("skipped: the runtime's invariant checks are compiled out of the release "
+			      "build; make DEBUG=1 or SAN=address|thread builds them in\n");
+	return TH_CHECKS;
+}
+
+/* policy_pop_twice's pop forgets to unlink the task it returns. On two workers, the
+ * task's spawn wakes the other worker (which one ran the task first varies), whose
+ * pop hands out the task running on the first: debug and sanitizer builds abort,
+ * naming the invariant. */
+static void a_plugin_handing_out_a_running_task_aborts_on_the_invariant(void **state)
+{
+	(void)state;
+	if (!checks_compiled_in())
+		skip();
+	expect_abort(built("plugins/policy_pop_twice.so"), 2, spawn_and_stay,
+		     "taskhop: invariant broken: policy pop_twice handed task 1 to worker ", " while it is running");
+}
+
+/* On one worker, the same bug hands a yielding task its own turn back. */
+static void a_plugin_handing_a_yielder_back_to_itself_aborts_on_the_invariant(void **state)
+{
+	(void)state;
+	if (!checks_compiled_in())
+		skip();
+	expect_abort(built("plugins/policy_pop_twice.so"), 1, yield_once,
+		     "taskhop: invariant broken: policy pop_twice handed task 1 back to its own yield", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +282,8 @@ int main(void)
 		cmocka_unit_test(a_plugin_built_for_another_abi_is_refused),
 		cmocka_unit_test(a_library_without_the_plugin_symbol_is_refused),
 		cmocka_unit_test(a_name_with_a_slash_or_ending_in_so_is_a_plugin),
+		cmocka_unit_test(a_plugin_handing_out_a_running_task_aborts_on_the_invariant),
+		cmocka_unit_test(a_plugin_handing_a_yielder_back_to_itself_aborts_on_the_invariant),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "core.h" /* th__rt: the running runtime's workers */
 
 #if defined(__SANITIZE_THREAD__)
 #define SCALE 10

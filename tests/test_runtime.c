@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "context.h"
+#include "lib/child.h"
 #include "stampmap.h"
 #include "taskhop.h"
 
@@ -862,34 +863,6 @@ static void *overflow(void *arg)
 {
 	(void)arg;
 	return (void *)(intptr_t)recurse(0);
-}
-
-/* Runs body(arg) in a forked child with stderr captured into buf; returns
- * the child's wait status. For the runtime's fatal reports (overflow,
- * misuse aborts), which end the process. */
-static int run_in_child(void (*body)(const void *), const void *arg, char *buf, size_t len)
-{
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fds[1], 2);
-		close(fds[0]);
-		body(arg);
-		_exit(0);
-	}
-	close(fds[1]);
-	size_t got = 0;
-	ssize_t n;
-	while (got < len - 1 && (n = read(fds[0], buf + got, len - 1 - got)) > 0)
-		got += (size_t)n;
-	buf[got] = 0;
-	close(fds[0]);
-	int status;
-	waitpid(pid, &status, 0);
-	return status;
 }
 
 static void overflow_under(const void *policy)

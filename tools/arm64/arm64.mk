@@ -43,7 +43,7 @@ $(A64_LIBS):
 	@rm -f $@
 	aarch64-linux-gnu-ar rcs $@ $^
 
-$(A64)/tests/%: $(A64)/obj/tests/%.c.o $(A64_LIB_RUNTIME)
+$(A64)/tests/%: $(A64)/obj/tests/%.c.o $(A64)/obj/tests/lib/child.c.o $(A64_LIB_RUNTIME)
 	@mkdir -p $(dir $@)
 	$(A64_CC) $(A64_LDFLAGS) -o $@ $^ -lcmocka $(A64_LDLIBS)
 

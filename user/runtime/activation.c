@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
 #include "waitq.h"
 
 /* Latency samples kept per run: enough for a median and a p99. */

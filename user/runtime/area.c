@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 #include "runlog.h"
 
 /* A ring for a recorder that attaches later: 2 MiB of address space per worker,

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bigbuf.h"
-#include "internal.h"
+#include "core.h"
 #include "runlog.h"
 #include "stampmap.h"
 

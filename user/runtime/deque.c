@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "core_check.h"
+
 struct th_deque_buf {
 	long mask;                  /* capacity - 1, capacity a power of two */
 	struct th_deque_buf *next;  /* retired list */
@@ -31,6 +33,7 @@ int th_deque_init(struct th_deque *d, size_t capacity)
 	atomic_init(&d->top, 0);
 	atomic_init(&d->bottom, 0);
 	atomic_init(&d->buf, b);
+	atomic_init(&d->owner_busy, 0);
 	d->retired = NULL;
 	return 0;
 }
@@ -66,15 +69,35 @@ static struct th_deque_buf *grow(struct th_deque *d, struct th_deque_buf *a, lon
 	return n;
 }
 
+/* Debug and sanitizer builds: the bottom end is the owner's alone, so two
+ * threads in push or take at once means a policy used another worker's deque
+ * from the owner's side (thieves have th_deque_steal). Catches the overlap
+ * when it happens, not every wrong call. Relaxed: under TSan the check must
+ * not order anything the deque's own atomics do not. */
+static inline void owner_enter(struct th_deque *d)
+{
+	TH_CHECK(!atomic_exchange_explicit(&d->owner_busy, 1, memory_order_relaxed),
+		 "th_deque: two threads at the owner's end at once (only the owner pushes and takes)");
+}
+
+static inline void owner_leave(struct th_deque *d)
+{
+	if (TH_CHECKS)
+		atomic_store_explicit(&d->owner_busy, 0, memory_order_relaxed);
+}
+
 int th_deque_push(struct th_deque *d, void *item)
 {
+	owner_enter(d);
 	long b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
 	long t = atomic_load_explicit(&d->top, memory_order_acquire);
 	struct th_deque_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);
 	if (b - t > a->mask) {
 		a = grow(d, a, t, b);
-		if (!a)
+		if (!a) {
+			owner_leave(d);
 			return -1;
+		}
 	}
 	atomic_store_explicit(&a->slot[b & a->mask], item, memory_order_relaxed);
 	/* The paper has fence(release) + relaxed store of bottom; a release
@@ -82,11 +105,13 @@ int th_deque_push(struct th_deque *d, void *item)
 	 * fence, ThreadSanitizer understands it: a thief's acquire load of
 	 * bottom then orders everything the owner wrote into the item. */
 	atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+	owner_leave(d);
 	return 0;
 }
 
 void *th_deque_take(struct th_deque *d)
 {
+	owner_enter(d);
 	long b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
 	struct th_deque_buf *a = atomic_load_explicit(&d->buf, memory_order_relaxed);
 	atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
@@ -97,6 +122,7 @@ void *th_deque_take(struct th_deque *d)
 	long t = atomic_load_explicit(&d->top, memory_order_relaxed);
 	if (t > b) { /* empty: restore bottom */
 		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
+		owner_leave(d);
 		return NULL;
 	}
 	void *x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
@@ -107,6 +133,7 @@ void *th_deque_take(struct th_deque *d)
 			x = NULL;
 		atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
 	}
+	owner_leave(d);
 	return x;
 }
 

@@ -24,6 +24,8 @@ struct th_deque {
 	 * we have no epoch scheme, so they live until th_deque_fini. Growth
 	 * doubles, so this costs at most the size of the current buffer. */
 	struct th_deque_buf *retired;
+	/* debug and sanitizer builds: 1 while a push or take runs (core_check.h) */
+	_Atomic int owner_busy;
 };
 
 enum th_steal_rc { TH_STEAL_OK, TH_STEAL_EMPTY, TH_STEAL_ABORT };

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "guard.h"
-#include "internal.h"
+#include "core.h"
 
 static struct sigaction previous;
 

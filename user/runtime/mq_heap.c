@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "core_check.h"
+
 #define D 8
 
 static uint64_t key(const struct th_task *t)
@@ -19,6 +21,7 @@ static void set_top(struct mq_heap *h)
 
 int mq_heap_insert(struct mq_heap *h, struct th_task *t)
 {
+	TH_CHECK(atomic_load_explicit(&h->lock, memory_order_relaxed), "mq_heap_insert without the heap's lock");
 	if (h->n == h->cap) {
 		int cap = h->cap ? h->cap * 2 : 64;
 		struct th_task **a = realloc(h->a, (size_t)cap * sizeof(*a));
@@ -42,6 +45,7 @@ int mq_heap_insert(struct mq_heap *h, struct th_task *t)
 
 struct th_task *mq_heap_pop(struct mq_heap *h)
 {
+	TH_CHECK(atomic_load_explicit(&h->lock, memory_order_relaxed), "mq_heap_pop without the heap's lock");
 	if (!h->n)
 		return NULL;
 	struct th_task *top = h->a[0], *last = h->a[--h->n];

@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "policy.h"
 
 #define MQ_EMPTY UINT64_MAX
 

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core.h"
 #include "preempt.h"
 
 /* Julia's @threads: with len, rem = divrem(n, W), the first rem blocks get

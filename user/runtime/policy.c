@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
 
 static const struct th_policy *const policies[] = {
 	&th_policy_sticky,

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "policy.h"
 #include "mq_heap.h"
 #include "preempt.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "guard.h"
-#include "internal.h"
+#include "core.h"
 #include "probes.h"
 #include "waitq.h"
 

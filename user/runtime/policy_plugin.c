@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 #include "taskhop_policy.h"
 
 /* One runtime runs at a time, so one plugin is in use at a time. A plugin stays

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "policy.h"
 
 struct shared {
 	struct th_lockq global;

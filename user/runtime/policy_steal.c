@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "deque.h"
-#include "internal.h"
+#include "policy.h"
 #include "probes.h"
 
 /* Each worker owns two queues.

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "policy.h"
 
 static int sticky_init(struct th_runtime *rt)
 {

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 #include "preempt.h"
 
 /* How it works, after Go 1.14's asynchronous preemption (signal_unix.go,

@@ -6,7 +6,12 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "internal.h"
+#include <stdint.h>
+
+#include "taskhop.h"
+
+struct th_task;
+struct th_os_thread;
 
 /* True only while this thread runs the own code of a preemptible task; the
  * signal handler preempts nothing else, so the runtime's code (switches,

@@ -1,7 +1,7 @@
 /* rng.c — xoshiro256++ streams: one per task, seeded from (run seed, task id),
  * so a task draws the same numbers whatever worker or policy runs it. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "core.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {

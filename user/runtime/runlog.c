@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "bigbuf.h"
-#include "internal.h"
+#include "core.h"
 #include "runlog.h"
 #include "stampmap.h"
 

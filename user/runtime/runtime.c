@@ -14,7 +14,8 @@
 
 #include "errbuf.h"
 #include "guard.h"
-#include "internal.h"
+#include "core.h"
+#include "core_check.h"
 #include "preempt.h"
 #include "taskhop_abi.h"
 #include "stackcache.h"
@@ -218,6 +219,10 @@ static void join_threads(struct th_runtime *rt)
 	th__wake_all_workers(rt);
 	for (int i = 0; i < rt->nthreads; i++)
 		pthread_join(rt->threads[i].thread, NULL);
+	/* no task is live: each one pushed was handed back (a lost one would
+	 * have kept th_runtime_stop waiting for it) */
+	TH_CHECK(atomic_load(&rt->queued) == 0, "policy %s: %ld tasks pushed and never handed back",
+		 rt->policy->name, (long)atomic_load(&rt->queued));
 	if (rt->policy->fini)
 		rt->policy->fini(rt);
 	th__runlog_detach(rt);

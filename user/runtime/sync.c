@@ -1,7 +1,7 @@
 /* sync.c — @sync groups and the task-aware mutex.
  * Both are a spinlock-guarded state plus a waiter list (waitq.c). */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "core.h"
 #include "preempt.h"
 #include "waitq.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "core.h"
 #include "tscclock.h"
 
 /* Why: every task records when it first ran and when it ended, and under

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 #include "probes.h"
 
 void th_futex_wait(_Atomic uint32_t *word, uint32_t expected)

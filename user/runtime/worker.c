@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 #include "guard.h"
-#include "internal.h"
+#include "core.h"
+#include "core_check.h"
 #include "preempt.h"
 #include "taskhop_abi.h"
 #include "probes.h"
@@ -66,6 +67,52 @@ struct th_task *th__current_task(void)
 uint64_t th__worker_rand(struct th_worker *w)
 {
 	return th_rng_next(&w->rng);
+}
+
+/* ---- what the policy hands back ------------------------------------------ */
+
+/* Debug and sanitizer builds: the task a policy's pop or yield_pop handed to
+ * worker w (its owner calls) must be a runnable task it was pushed, handed
+ * out once per push (so claimed here: RUNNABLE -> RUNNING, before any other
+ * worker could take it a second time), and a sticky one only to its home. */
+static void check_handed(struct th_runtime *rt, struct th_worker *w, struct th_task *t,
+			 const struct th_task *yielder)
+{
+	struct th_os_thread *m = self_thread();
+	TH_CHECK(m && m->p == w, "pop for worker %d by a thread that does not serve it", w->index);
+	if (!t)
+		return;
+	TH_CHECK(t != yielder, "policy %s handed task %llu back to its own yield (it is running)",
+		 rt->policy->name, (unsigned long long)t->id);
+	int was = atomic_exchange_explicit(&t->state, TH_RUNNING, memory_order_relaxed);
+	TH_CHECK(was == TH_RUNNABLE, "policy %s handed task %llu to worker %d while it is %s "
+		 "(each push hands a task out once)", rt->policy->name, (unsigned long long)t->id,
+		 w->index, th__state_name(was));
+	TH_CHECK(atomic_fetch_sub_explicit(&rt->queued, 1, memory_order_relaxed) > 0,
+		 "policy %s handed out more tasks than were pushed (task %llu)", rt->policy->name,
+		 (unsigned long long)t->id);
+	TH_CHECK(!t->sticky || t->home == w->index, "policy %s handed sticky task %llu (home %d) to worker %d",
+		 rt->policy->name, (unsigned long long)t->id, t->home, w->index);
+}
+
+/* Owner of w only: the policy's next task for w (NULL: none). */
+static inline struct th_task *policy_pop(struct th_runtime *rt, struct th_worker *w)
+{
+	struct th_task *t = rt->policy->pop(rt, w);
+	if (TH_CHECKS)
+		check_handed(rt, w, t, NULL);
+	return t;
+}
+
+/* Owner of w only, from the running `yielder`: the task to switch to, or NULL. */
+static inline struct th_task *policy_yield_pop(struct th_runtime *rt, struct th_worker *w,
+					       struct th_task *yielder)
+{
+	const struct th_policy *p = rt->policy;
+	struct th_task *t = p->yield_pop ? p->yield_pop(rt, w, yielder) : p->pop(rt, w);
+	if (TH_CHECKS)
+		check_handed(rt, w, t, yielder);
+	return t;
 }
 
 /* ---- switching ------------------------------------------------------------ */
@@ -298,7 +345,7 @@ static void exit_task(struct th_task *t)
 	/* "no task" is published before t's fetchers can see it done */
 	begin_run(m, NULL, now);
 	th__task_finish_at(t, t->result, task_clock(w)); /* a fetcher it wakes may be next */
-	struct th_task *next = rt->policy->pop(rt, w);
+	struct th_task *next = policy_pop(rt, w);
 	m->prev = NULL;
 	m->prev_why = TH_WHY_DONE;
 	/* next's start is read after the pop, not taken from `now`: the kernel
@@ -355,7 +402,7 @@ void th__task_block(_Atomic int *lock)
 	if (!w)
 		leave_lost_task(m, t, TH_WHY_BLOCK);
 	else
-		leave_task(m, t, TH_WHY_BLOCK, w->rt->policy->pop(w->rt, w));
+		leave_task(m, t, TH_WHY_BLOCK, policy_pop(w->rt, w));
 }
 
 /* A yield ends the task's run (why: TH_WHY_YIELD, or TH_WHY_PREEMPT when
@@ -366,8 +413,8 @@ void th__task_block(_Atomic int *lock)
 static void yield_task(struct th_os_thread *m, struct th_worker *w, struct th_task *t, int why)
 {
 	struct th_runtime *rt = w->rt;
-	const struct th_policy *p = rt->policy;
-	struct th_task *next = p->yield_pop ? p->yield_pop(rt, w, t) : p->pop(rt, w);
+	TH_CHECK(m->cur == t, "a yield of task %llu on a thread that runs another", (unsigned long long)t->id);
+	struct th_task *next = policy_yield_pop(rt, w, t);
 	if (next) {
 		leave_task(m, t, why, next);
 		return;
@@ -444,7 +491,7 @@ static struct th_task *spin_for_work(struct th_runtime *rt, struct th_worker *w)
 	uint64_t until = th_now_ns() + SPIN_NS;
 	struct th_task *t = NULL;
 	for (unsigned i = 1; !atomic_load_explicit(&rt->stopping, memory_order_relaxed); i++) {
-		if ((t = rt->policy->pop(rt, w)))
+		if ((t = policy_pop(rt, w)))
 			break;
 		th_cpu_relax();
 		if ((i & 63) == 0 && th_now_ns() > until)
@@ -462,7 +509,7 @@ static struct th_task *park(struct th_runtime *rt, struct th_worker *w)
 	/* Pairs with the barrier in th__wake_for_work: either the pusher sees us
 	 * parked, or we see its task here. */
 	store_load_barrier(rt);
-	struct th_task *t = rt->policy->pop(rt, w);
+	struct th_task *t = policy_pop(rt, w);
 	if (!t && !atomic_load(&rt->stopping)) {
 		TH_PROBE_WORKER_PARK(w->index);
 		th__preempt_idle(self_thread(), true); /* no timer signals to a sleeper */
@@ -543,7 +590,9 @@ static void serve_worker(struct th_runtime *rt, struct th_os_thread *m)
 {
 	struct th_worker *w = m->p;
 	while (!atomic_load_explicit(&rt->stopping, memory_order_acquire) && !m->lost) {
-		struct th_task *t = rt->policy->pop(rt, w);
+		TH_CHECK(!m->cur, "worker %d's scheduler loop with task %llu current", w->index,
+			 (unsigned long long)(m->cur ? m->cur->id : 0));
+		struct th_task *t = policy_pop(rt, w);
 		if (!t)
 			t = spin_for_work(rt, w);
 		if (!t) {
