@@ -63,6 +63,11 @@ struct th_policy {
 	/* Optional: run the task some other way (kthread: its own thread). The
 	 * spawning thread (any) calls it instead of push, and workers only idle. */
 	int (*start_task)(struct th_runtime *rt, struct th_task *t);
+	/* A preempted task that yield_pop lets go on may still owe its place soon:
+	 * the policy measures its own quanta (feedback), so the worker's tick must
+	 * stay at one quantum. Without it, a preemption that finds nothing else to
+	 * run stretches the tick (preempt.c). */
+	bool ticks_every_quantum;
 };
 
 /* Policy registry (policy.c): each policy file defines one of these. */

@@ -266,4 +266,5 @@ const struct th_policy th_policy_feedback = {
 	.push = feedback_push,
 	.pop = feedback_pop,
 	.yield_pop = feedback_yield_pop,
+	.ticks_every_quantum = true, /* a level's quantum ends between ticks, not at a pop */
 };

@@ -419,7 +419,7 @@ static void yield_task(struct th_os_thread *m, struct th_worker *w, struct th_ta
 		leave_task(m, t, why, next);
 		return;
 	}
-	if (why == TH_WHY_PREEMPT)
+	if (why == TH_WHY_PREEMPT && !rt->policy->ticks_every_quantum)
 		th__preempt_found_nothing(m);
 	uint64_t now = log_clock(w);
 	end_run(m, t, why, now);
