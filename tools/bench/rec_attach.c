@@ -76,6 +76,20 @@ static void start(const char *policy, size_t run_log_cap)
 	}
 }
 
+static long peak_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 /* The target: starts its runtime (no run log of its own), says so on `ready`,
  * waits for a byte on `go`, runs the job and writes its figure to `ready`. */
 static int target(const char *job, int ready, int go)
@@ -91,7 +105,9 @@ static int target(const char *job, int ready, int go)
 		v = yield_loop();
 	}
 	th_runtime_stop();
-	return write(ready, &v, sizeof(v)) == sizeof(v) ? 0 : 1;
+	/* its own high-water mark: once it exits, /proc has nothing left to read */
+	double out[2] = { v, (double)peak_rss_kb(getpid()) };
+	return write(ready, out, sizeof(out)) == sizeof(out) ? 0 : 1;
 }
 
 struct attached {
@@ -99,20 +115,6 @@ struct attached {
 	uint64_t dropped, runs;
 	long target_rss_kb;
 };
-
-static long peak_rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
-}
 
 /* Runs `job` in a child, recorded from here through its area when rec is set. */
 static struct attached run_target(const char *self, const char *job, int rec)
@@ -141,9 +143,11 @@ static struct attached run_target(const char *self, const char *job, int rec)
 			exit(1);
 		}
 	}
-	if (write(down[1], "g", 1) != 1 || read(up[0], &out.figure, sizeof(out.figure)) != sizeof(out.figure))
+	double got[2];
+	if (write(down[1], "g", 1) != 1 || read(up[0], got, sizeof(got)) != sizeof(got))
 		exit(1);
-	out.target_rss_kb = peak_rss_kb(pid);
+	out.figure = got[0];
+	out.target_rss_kb = (long)got[1];
 	if (r) {
 		th_record_stop(r);
 		out.dropped = th_record_dropped_runs(r);
@@ -248,6 +252,11 @@ int main(int argc, char **argv)
 	if (n <= 0)
 		return 1;
 	self[n] = 0;
+	/* First, while this process has held nothing else: its peak RSS is then the
+	 * recorder's own for this recording. */
+	struct attached f0 = run_target(self, "fib", 0), f1 = run_target(self, "fib", 1);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
 	double off[REPEAT], att[REPEAT], soff[REPEAT], son[REPEAT], sp0[REPEAT], sp1[REPEAT];
 	uint64_t att_dropped = 0;
 	for (int i = 0; i < REPEAT; i++) { /* interleaved: drift hits every mode alike */
@@ -278,9 +287,6 @@ int main(int argc, char **argv)
 	double fs0 = job_self("steal", fib30_ms, 0), fs1 = job_self("steal", fib30_ms, 1);
 	printf("bench: rec_self_fib30_steal_off_ms %.1f ms\n", fs0);
 	printf("bench: rec_self_fib30_steal_on_ms %.1f ms\n", fs1);
-	struct attached f0 = run_target(self, "fib", 0), f1 = run_target(self, "fib", 1);
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
 	printf("bench: rec_attached_fib30_steal_off_ms %.1f ms\n", f0.figure);
 	printf("bench: rec_attached_fib30_steal_on_ms %.1f ms\n", f1.figure);
 	printf("bench: rec_attached_fib30_runs %llu runs\n", (unsigned long long)f1.runs);

@@ -67,7 +67,9 @@ void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
 		check_push(rt, self, t, why);
 	else
 		atomic_store_explicit(&t->state, TH_RUNNABLE, memory_order_relaxed);
-	if (__builtin_expect(atomic_load_explicit(&rt->preempt_stretched, memory_order_relaxed) > 0, 0))
+	/* cfg is read-only: a runtime without preemption loads nothing shared here */
+	if (rt->cfg.preempt_ns &&
+	    __builtin_expect(atomic_load_explicit(&rt->preempt_stretched, memory_order_relaxed) > 0, 0))
 		th__preempt_unstretch(rt);
 	int target = rt->policy->push(rt, self, t, why);
 	TH_CHECK(target >= -1 && target < rt->nworkers, "policy %s: push answered worker %d (0..%d, or -1)",
