@@ -92,6 +92,93 @@ static void preempt_option_is_checked_and_recorded_per_task(void **state)
 	json_free(run);
 }
 
+/* compare --preempt L: each item 0 (none) or a quantum as run takes it, no empty item, no
+ * value twice (1 and 1.0 are one quantum); a list too long for a report is refused before
+ * anything runs. */
+static void compare_preempt_list_refuses_bad_items(void **state)
+{
+	(void)state;
+	static const char *const bad[][2] = {
+		{ "1,abc", "not 'abc'" },   { "0,20000", "not '20000'" }, { "0.001", "not '0.001'" },
+		{ "1,-1", "not '-1'" },     { "1,,0", "empty item" },      { "1,", "empty item" },
+		{ "", "empty item" },       { "0,1,0", "'0' listed twice" },
+		{ "1,1.0", "'1.0' is the same quantum as '1'" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_usage_error(run_taskhop("compare", "darts", "--preempt", bad[i][0], NULL), bad[i][1]);
+	expect_usage_error(run_taskhop("compare", "leibniz", "--preempt", "0,1", NULL), "not preemptible");
+	expect_usage_error(run_taskhop("compare", "darts", "--preempt", "0,1,2,3,4", "--activations",
+				       "off,explicit", "--out", "/tmp/th_cli_never", NULL), "at most 32");
+	assert_int_equal(access("/tmp/th_cli_never", F_OK), -1);
+}
+
+/* The runs of a compare report as "LABEL:REPEAT:PREEMPT_MS" (- for none), comma-separated. */
+static void compare_runs_text(const char *dir, char *out, size_t len, struct json **report)
+{
+	char path[300], err[256];
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	*report = json_parse_file(path, err, sizeof(err));
+	if (!*report)
+		fail_msg("%s", err);
+	const struct json *runs = json_get(*report, "runs");
+	size_t o = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < json_len(runs) && o < len; i++) {
+		const struct json *run = json_at(runs, i), *ms = json_get(run, "preempt_ms");
+		char pre[32] = "-";
+		if (json_is_num(ms))
+			snprintf(pre, sizeof(pre), "%g", json_num_of(ms));
+		o += (size_t)snprintf(out + o, len - o, "%s%s:%.0f:%s", i ? "," : "",
+				      json_get_str(run, "policy", "?"), json_get_num(run, "repeat", 0), pre);
+	}
+}
+
+/* compare --preempt 0,1: a dimension like --activations: within each repeat every policy
+ * runs without and with the quantum, in the list's order, labelled POLICY/p0 and POLICY/p1
+ * in the report, each run's preempt_ms its label's. One value keeps the plain labels. */
+static void compare_preempt_list_interleaves_each_quantum(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/th_cli_XXXXXX", text[1024], cmd[400];
+	assert_non_null(mkdtemp(dir));
+	struct result *r = run_taskhop("compare", "darts", "--policies", "fcfs,steal", "--preempt", "0,1",
+				       "--small", "1e5", "--large", "1e6", "--count", "4", "--no-bpf",
+				       "--repeat", "2", "--workers", "2", "--out", dir, "--force", NULL);
+#if defined(__SANITIZE_THREAD__) || !defined(__x86_64__)
+	assert_int_equal(r->status, 1); /* the first p1 run is refused with the runtime's reason */
+	assert_non_null(strstr(r->err, "fcfs/p1"));
+	free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	return;
+#endif
+	if (r->status != 0)
+		fail_msg("compare failed (%d): %s", r->status, r->err);
+	assert_non_null(strstr(r->err, "2 policies x 2 variants x 2 repeats = 8 runs"));
+	free(r);
+	struct json *report;
+	compare_runs_text(dir, text, sizeof(text), &report);
+	assert_string_equal(text, "fcfs/p0:1:-,fcfs/p1:1:1,steal/p0:1:-,steal/p1:1:1,"
+				  "fcfs/p0:2:-,fcfs/p1:2:1,steal/p0:2:-,steal/p1:2:1");
+	const struct json *pols = json_get(report, "policies");
+	assert_int_equal(json_len(pols), 4);
+	assert_non_null(json_get(pols, "fcfs/p0"));
+	assert_non_null(json_get(pols, "fcfs/p1"));
+	json_free(report);
+
+	r = run_taskhop("compare", "darts", "--policies", "fcfs", "--preempt", "1", "--small", "1e5",
+			"--large", "1e6", "--count", "4", "--no-bpf", "--repeat", "1", "--workers", "2",
+			"--out", dir, "--force", NULL);
+	if (r->status != 0)
+		fail_msg("compare failed (%d): %s", r->status, r->err);
+	free(r);
+	compare_runs_text(dir, text, sizeof(text), &report);
+	assert_string_equal(text, "fcfs:1:1");
+	json_free(report);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void unwritable_out_writes_nothing(void **state)
 {
 	(void)state;
@@ -694,6 +781,8 @@ int main(void)
 		cmocka_unit_test(compare_writes_a_complete_report_that_rerenders),
 		cmocka_unit_test(ctrl_c_during_compare_still_writes_the_report),
 		cmocka_unit_test(preempt_option_is_checked_and_recorded_per_task),
+		cmocka_unit_test(compare_preempt_list_refuses_bad_items),
+		cmocka_unit_test(compare_preempt_list_interleaves_each_quantum),
 	};
 	/* TASKHOP_TEST_FILTER=pattern runs only the matching tests (while developing) */
 	if (getenv("TASKHOP_TEST_FILTER"))

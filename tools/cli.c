@@ -81,6 +81,17 @@ int cli_number(const char *flag, const char *text, uint64_t min, uint64_t max, u
 	return cli_usage(cli_cmd_name, "%s", err);
 }
 
+int cli_parse_preempt(const char *text, bool off_ok, uint64_t *ns)
+{
+	char *end;
+	double ms = strtod(text, &end);
+	bool plain = text[0] >= '0' && text[0] <= '9' && strspn(text, "0123456789.eE+-") == strlen(text);
+	if (!plain || end == text || *end || !((ms >= 0.01 && ms <= 10000) || (off_ok && ms == 0)))
+		return -1;
+	*ns = (uint64_t)(ms * 1e6 + 0.5);
+	return 0;
+}
+
 int cli_parse_workers(const char *text, int *workers)
 {
 	if (text && (strcmp(text, "auto") == 0 || strcmp(text, "cores") == 0))

@@ -26,6 +26,11 @@ int cli_parse_u64(const char *text, uint64_t min, uint64_t *out);
 /* An integer flag of cli_cmd_name: 0, or 2 after the one-line usage error
  * "FLAG must be a whole number in MIN..MAX (digits or 1e7 form), not 'TEXT'". */
 int cli_number(const char *flag, const char *text, uint64_t min, uint64_t max, uint64_t *out);
+/* --preempt MS (run, and each item of compare's list): milliseconds in [0.01, 10000],
+ * maybe with a fraction, so written with digits, a point and an exponent only (no hex,
+ * sign, space, inf); with off_ok also 0 (no preemption). 0 and *ns set (rounded to the
+ * nanosecond; 0 for off), or -1. The message is the caller's. */
+int cli_parse_preempt(const char *text, bool off_ok, uint64_t *ns);
 /* Before a run: can FLAG's file be written (not a directory, its directory takes new
  * files)? 0, or 2 after a one-line usage error. The _dir form checks an existing directory. */
 int cli_check_output_file(const char *flag, const char *path);

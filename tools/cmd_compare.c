@@ -41,7 +41,7 @@ static void compare_help(FILE *f)
 	fprintf(f,
 		"usage: taskhop compare WORKLOAD [--policies a,b,...] [--repeat N] [--out DIR]\n"
 		"                       [--workers N|auto|cores] [--pin] [--seed S] [--no-bpf] [--force]\n"
-		"                       [--preempt MS] [--activations a,b,...] [--timeline-seed S|all]\n"
+		"                       [--preempt MS,...] [--activations a,b,...] [--timeline-seed S|all]\n"
 		"                       [--timeline-color worker|cpu]\n"
 		"                       [workload options]\n"
 		"\n"
@@ -61,7 +61,12 @@ static void compare_help(FILE *f)
 		"                 completion); trace.json says which it drew\n"
 		"  --timeline-color worker|cpu  colour the timeline figures' run bars by worker\n"
 		"                 (default) or by CPU (BPF data)\n"
-		"  --workers, --pin, --seed, --no-bpf, --preempt: as for 'taskhop run'\n"
+		"  --workers, --pin, --seed, --no-bpf: as for 'taskhop run'\n"
+		"  --preempt L    comma-separated quanta in ms, each 0 (no preemption) or as for\n"
+		"                 'taskhop run --preempt' (0.01..10000): one value applies to every\n"
+		"                 run; with more, every policy (and mode) runs with each, interleaved,\n"
+		"                 labelled POLICY/pMS, '_' for the decimal point (fcfs/p1, fcfs/p0,\n"
+		"                 fcfs/p0_25); a serial baseline runs once, with the first value\n"
 		"  --activations L  comma-separated modes (off,bpf,explicit,auto): every policy runs\n"
 		"                 in each (runs labelled POLICY/MODE); with darts --blockers K each\n"
 		"                 also runs without blockers (POLICY/MODE/no-blockers), and a table\n"
@@ -71,9 +76,12 @@ static void compare_help(FILE *f)
 		"workloads: %s\n"
 		"\n"
 		"example:\n"
-		"  taskhop compare darts --policies sticky,shared --repeat 3 --small 1e6 --large 1e8 --no-bpf --out /tmp/darts-report\n",
+		"  taskhop compare darts --policies sticky,shared --repeat 3 --small 1e6 --large 1e8 --no-bpf --out /tmp/darts-report\n"
+		"  taskhop compare darts --policies fcfs --preempt 1,0 --repeat 3 --small 1e6 --large 1e8 --no-bpf --force --out /tmp/darts-report\n",
 		cli_policy_list(pols, sizeof(pols)), cli_workload_list(wls, sizeof(wls)));
 }
+
+#define MAX_PREEMPTS 8
 
 struct compare_opts {
 	const char *workload;
@@ -88,6 +96,12 @@ struct compare_opts {
 	const char *modes[4];   /* --activations, or none given */
 	int nmodes;
 	char *modes_text;
+	/* --preempt: each item's text as given ("0": none) and its quantum (0: none);
+	 * with more than one, a dimension like --activations */
+	const char *preempts[MAX_PREEMPTS];
+	uint64_t preempt_ns[MAX_PREEMPTS];
+	int npreempts;
+	char *preempts_text;
 	bool blockers;          /* the workload options add blockers (darts --blockers K>0) */
 	const char *timeline_seed; /* --timeline-seed: a seed, "all", or NULL (median) */
 	const char *timeline_color; /* --timeline-color: "worker", "cpu", or NULL (worker) */
@@ -111,6 +125,81 @@ static int split_modes(struct compare_opts *c, const char *text)
 	if (!c->nmodes)
 		return cli_usage("compare", "--activations needs at least one mode");
 	return 0;
+}
+
+static int split_preempts(struct compare_opts *c, const char *text)
+{
+	free(c->preempts_text);
+	c->preempts_text = strdup(text);
+	c->npreempts = 0;
+	if (!text[0] || text[0] == ',' || text[strlen(text) - 1] == ',' || strstr(text, ",,"))
+		return cli_usage("compare", "--preempt: empty item in '%s'", text);
+	for (char *save, *m = strtok_r(c->preempts_text, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+		uint64_t ns;
+		if (cli_parse_preempt(m, true, &ns))
+			return cli_usage("compare", "--preempt: each item must be 0 (none) or milliseconds in "
+					 "[0.01, 10000], not '%s'", m);
+		for (int i = 0; i < c->npreempts; i++)
+			if (c->preempt_ns[i] == ns)
+				return strcmp(c->preempts[i], m) == 0
+					       ? cli_usage("compare", "--preempt: '%s' listed twice", m)
+					       : cli_usage("compare", "--preempt: '%s' is the same quantum as '%s'",
+							   m, c->preempts[i]);
+		if (c->npreempts == MAX_PREEMPTS)
+			return cli_usage("compare", "--preempt: at most %d values", MAX_PREEMPTS);
+		c->preempts[c->npreempts] = m;
+		c->preempt_ns[c->npreempts++] = ns;
+	}
+	return 0;
+}
+
+/* A run's preempt label (with more than one --preempt value): "p" and the quantum in ms,
+ * '_' for the decimal point, as file names take it: p0 (none), p1, p0_25. */
+static void preempt_label(char *out, size_t len, uint64_t ns)
+{
+	char frac[8];
+	snprintf(frac, sizeof(frac), "%06llu", (unsigned long long)(ns % 1000000));
+	for (size_t l = strlen(frac); l > 0 && frac[l - 1] == '0'; l--)
+		frac[l - 1] = 0;
+	snprintf(out, len, "p%llu%s%s", (unsigned long long)(ns / 1000000), frac[0] ? "_" : "", frac);
+}
+
+/* Runs per policy and repeat: one per activation mode, per --preempt value (when more
+ * than one) and, with blockers, with and without them. */
+static int variants_of(const struct compare_opts *c)
+{
+	return (c->nmodes ? c->nmodes : 1) * (c->npreempts > 1 ? c->npreempts : 1) * (c->blockers ? 2 : 1);
+}
+
+/* The first --preempt item with a quantum (NULL: none), for checking the options. */
+static const char *first_preempt(const struct compare_opts *c)
+{
+	for (int i = 0; i < c->npreempts; i++)
+		if (c->preempt_ns[i])
+			return c->preempts[i];
+	return NULL;
+}
+
+/* One run's workload options into args: the ones given, less every --preempt pair (and
+ * --blockers K with no_blockers), then --preempt MS when the run has a quantum (preempt:
+ * an item's text, NULL for none). Returns how many; at most wl_argc + 2. */
+static int child_options(const struct compare_opts *c, const char **args, bool no_blockers,
+			 const char *preempt)
+{
+	int n = 0;
+	for (int i = 0; i < c->wl_argc; i++) {
+		const char *a = c->wl_argv[i];
+		if (strcmp(a, "--preempt") == 0 || (no_blockers && strcmp(a, "--blockers") == 0)) {
+			i++; /* and its value */
+			continue;
+		}
+		args[n++] = a;
+	}
+	if (preempt) {
+		args[n++] = "--preempt";
+		args[n++] = preempt;
+	}
+	return n;
 }
 
 static int split_policies(struct compare_opts *c, const char *text)
@@ -161,7 +250,7 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 		bool val = strcmp(a, "--policies") == 0 || strcmp(a, "--repeat") == 0 ||
 			   strcmp(a, "--out") == 0 || strcmp(a, "--workers") == 0 || strcmp(a, "--seed") == 0 ||
 			   strcmp(a, "--activations") == 0 || strcmp(a, "--timeline-seed") == 0 ||
-			   strcmp(a, "--timeline-color") == 0;
+			   strcmp(a, "--timeline-color") == 0 || strcmp(a, "--preempt") == 0;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			compare_help(stdout);
 			return 3;
@@ -198,6 +287,14 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 			int rc = split_modes(c, v);
 			if (rc)
 				return rc;
+		} else if (strcmp(a, "--preempt") == 0) {
+			/* kept among the workload options too, as given: the report's options
+			 * show it; each run gets its own value (child_options) */
+			c->wl_argv[c->wl_argc++] = argv[i - 1];
+			c->wl_argv[c->wl_argc++] = argv[i];
+			int rc = split_preempts(c, v);
+			if (rc)
+				return rc;
 		} else if (strcmp(a, "--repeat") == 0) {
 			if (cli_number("--repeat", v, 1, 10000, &c->repeat))
 				return 2;
@@ -231,12 +328,20 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 		for (int i = 0; names[i] && i < 64; i++)
 			c->policies[c->npolicies++] = (char *)names[i];
 	}
-	/* Check the workload options now, with run's parser, rather than in the first child. */
-	char *probe[c->wl_argc + 2];
-	probe[0] = (char *)c->workload;
-	memcpy(probe + 1, c->wl_argv, (size_t)c->wl_argc * sizeof(char *));
+	bool serial = wl_find(c->workload)->baseline_option != NULL;
+	int labels = c->npolicies * variants_of(c) + serial;
+	if (labels > REPORT_MAX_POLICIES)
+		return cli_usage("compare", "%d policies x %d variants%s = %d labels; a report holds at "
+				 "most %d (fewer --policies, --activations or --preempt values)",
+				 c->npolicies, variants_of(c), serial ? " + serial" : "", labels,
+				 REPORT_MAX_POLICIES);
+	/* Check the workload options now, with run's parser, rather than in the first child
+	 * (--preempt: a value with a quantum, which the workload must take). */
+	const char *probe[c->wl_argc + 4];
+	probe[0] = c->workload;
+	int nprobe = 1 + child_options(c, probe + 1, false, first_preempt(c));
 	struct cli_run o;
-	int rc = cli_parse_run(c->wl_argc + 1, probe, &o);
+	int rc = cli_parse_run(nprobe, (char **)probe, &o);
 	cli_run_free(&o);
 	return rc == 3 ? 2 : rc;
 }
@@ -244,8 +349,8 @@ static int parse_compare(int argc, char **argv, struct compare_opts *c)
 /* Runs `taskhop run` for one (policy, seed) in its own process group, so that a Ctrl-C
  * at the terminal reaches only us and the run in progress can finish. */
 static struct json *one_run(const struct compare_opts *c, const char *policy, bool serial,
-			    const char *mode, bool no_blockers, uint64_t seed, const char *tmp,
-			    int *status)
+			    const char *mode, const char *preempt, bool no_blockers, uint64_t seed,
+			    const char *tmp, int *status)
 {
 	char seedtxt[32];
 	snprintf(seedtxt, sizeof(seedtxt), "%llu", (unsigned long long)seed);
@@ -271,13 +376,7 @@ static struct json *one_run(const struct compare_opts *c, const char *policy, bo
 		args[n++] = "--activations";
 		args[n++] = mode;
 	}
-	for (int i = 0; i < c->wl_argc; i++) {
-		if (no_blockers && strcmp(c->wl_argv[i], "--blockers") == 0) {
-			i++; /* and its value */
-			continue;
-		}
-		args[n++] = c->wl_argv[i];
-	}
+	n += child_options(c, args + n, no_blockers, preempt);
 	if (serial)
 		args[n++] = wl_find(c->workload)->baseline_option;
 	args[n] = NULL;
@@ -415,15 +514,21 @@ static void progress(int k, int total, const struct run *run, double elapsed)
 		isnan(run->wall_s) ? 0 : run->wall_s, eta);
 }
 
+static void compare_opts_free(struct compare_opts *c)
+{
+	free(c->wl_argv);
+	free(c->policies_text);
+	free(c->modes_text);
+	free(c->preempts_text);
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct compare_opts c;
 	cli_cmd_name = "compare";
 	int rc = parse_compare(argc, argv, &c);
 	if (rc) {
-		free(c.wl_argv);
-		free(c.policies_text);
-		free(c.modes_text);
+		compare_opts_free(&c);
 		return rc == 3 ? 0 : rc;
 	}
 	char err[512], tmp[4200];
@@ -474,14 +579,18 @@ int cmd_compare(int argc, char **argv)
 		report_set_timeline_color(report, c.timeline_color);
 	struct json *runs = (struct json *)json_get(report, "runs");
 	bool serial = wl->baseline_option != NULL;
-	int variants = (c.nmodes ? c.nmodes : 1) * (c.blockers ? 2 : 1);
+	int variants = variants_of(&c), nblk = c.blockers ? 2 : 1;
+	int npre = c.npreempts > 1 ? c.npreempts : 1;
 	int per_round = c.npolicies * variants + serial, total = (int)c.repeat * per_round, k = 0;
 	struct sigaction sa = { .sa_handler = on_sigint }, old[3];
 	sigaction(SIGINT, &sa, &old[0]);
 	sigaction(SIGTERM, &sa, &old[1]);
 	sigaction(SIGHUP, &sa, &old[2]);
-	fprintf(stderr, "taskhop compare: %s, %d policies%s x %llu repeats = %d runs -> %s/\n",
-		c.workload, c.npolicies, serial ? " + serial" : "", (unsigned long long)c.repeat,
+	char vtxt[32] = "";
+	if (variants > 1)
+		snprintf(vtxt, sizeof(vtxt), " x %d variants", variants);
+	fprintf(stderr, "taskhop compare: %s, %d policies%s%s x %llu repeats = %d runs -> %s/\n",
+		c.workload, c.npolicies, vtxt, serial ? " + serial" : "", (unsigned long long)c.repeat,
 		total, c.out);
 	uint64_t t0 = th_now_ns();
 	for (uint64_t r = 0; r < c.repeat && !interrupts && rc == 0; r++) {
@@ -489,15 +598,23 @@ int cmd_compare(int argc, char **argv)
 			bool base = serial && p == 0;
 			int q = base ? 0 : p - serial, v = q % variants;
 			const char *pol = c.policies[q / variants];
-			const char *mode = c.nmodes && !base ? c.modes[v / (c.blockers ? 2 : 1)] : NULL;
-			bool no_blk = c.blockers && !base && v % 2 == 1;
-			char label[128];
-			snprintf(label, sizeof(label), "%s%s%s%s", pol, mode ? "/" : "", mode ? mode : "",
-				 no_blk ? "/no-blockers" : "");
+			/* v: mode, then preempt value, then blockers, the innermost */
+			const char *mode = c.nmodes && !base ? c.modes[v / (npre * nblk)] : NULL;
+			int pi = base ? 0 : v / nblk % npre; /* the serial baseline: the first value */
+			const char *pre = c.npreempts && c.preempt_ns[pi] ? c.preempts[pi] : NULL;
+			bool no_blk = c.blockers && !base && v % nblk == 1;
+			char label[128], plabel[32] = "";
+			if (npre > 1 && !base) {
+				plabel[0] = '/';
+				preempt_label(plabel + 1, sizeof(plabel) - 1, c.preempt_ns[pi]);
+			}
+			snprintf(label, sizeof(label), "%s%s%s%s%s", pol, mode ? "/" : "", mode ? mode : "",
+				 plabel, no_blk ? "/no-blockers" : "");
 			int status;
-			struct json *child = one_run(&c, pol, base, mode, no_blk, c.seed + r, tmp, &status);
+			struct json *child = one_run(&c, pol, base, mode, pre, no_blk, c.seed + r, tmp, &status);
 			struct run parsed = { 0 };
-			struct json *run = child ? relabel(child, base ? REPORT_SERIAL : mode || no_blk ? label : NULL,
+			bool relabelled = mode || no_blk || plabel[0];
+			struct json *run = child ? relabel(child, base ? REPORT_SERIAL : relabelled ? label : NULL,
 							   r + 1, &parsed) : NULL;
 			if (!run) {
 				json_free(child);
@@ -539,8 +656,6 @@ int cmd_compare(int argc, char **argv)
 	}
 	json_free(report);
 out:
-	free(c.wl_argv);
-	free(c.policies_text);
-	free(c.modes_text);
+	compare_opts_free(&c);
 	return rc;
 }

@@ -65,17 +65,11 @@ static void workload_help(const struct th_workload *wl, FILE *f)
 /* --preempt MS: the quantum, for workloads whose tasks may be interrupted anywhere. */
 static int parse_preempt(struct cli_run *o, const char *v)
 {
-	/* milliseconds may have a fraction, so not cli_number; still only digits, a point
-	 * and an exponent, as every other number flag (no hex, sign, space, inf) */
-	char *end;
-	double ms = strtod(v, &end);
-	bool plain = v[0] >= '0' && v[0] <= '9' && strspn(v, "0123456789.eE+-") == strlen(v);
-	if (!plain || end == v || *end || !(ms >= 0.01 && ms <= 10000))
+	if (cli_parse_preempt(v, false, &o->cfg.preempt_ns))
 		return cli_usage(cli_cmd_name, "--preempt must be milliseconds in [0.01, 10000], not '%s'", v);
 	if (!o->wl->preemptible)
 		return cli_usage(cli_cmd_name, "--preempt: %s's tasks are not preemptible (darts and "
 				 "isprime are)", o->wl->name);
-	o->cfg.preempt_ns = (uint64_t)(ms * 1e6 + 0.5);
 	return 0;
 }
 

@@ -42,7 +42,12 @@ all: $(THB)/preempt_cost
 # What one preemption costs; darts under feedback with and without a 1 ms quantum in both
 # spawn orders (the goal: <= 1.10 of the SPT bound in both), steal with it for contrast, and
 # fcfs's makespan with it over without (the cost of the ticks on a whole run: goal <= 1.02).
-# Ratios only: each compares runs of one `compare`, interleaved, so machine load hits all.
+# Ratios of runs within one `compare` each, interleaved, so machine load hits all alike.
+# The fcfs makespan ratio: one compare of fcfs with and without the quantum (--preempt 1,0:
+# fcfs/p1 and fcfs/p0 back to back in each repeat), not two compares minutes apart (this VM's
+# darts makespan varies +-15 % from run to run; one such pair gave 1.37). 8 repeats, about
+# 1.4 s a run (23 s); one pair's ratio has an sd of about 0.08, so the median is good to
+# about +-0.03. The pairs' median, min and max follow as '#' lines.
 PREEMPT_DARTS = $(B)/taskhop compare darts --force --repeat 3 --workers 2 --no-bpf
 bench:: $(THB)/preempt_cost $(TASKHOP)
 	@$(THB)/preempt_cost
@@ -56,9 +61,9 @@ bench:: $(THB)/preempt_cost $(TASKHOP)
 		--out $(B)/bench/darts-large-first-fb-preempt >/dev/null
 	@$(B)/taskhop report $(B)/bench/darts-large-first-fb-preempt --bench | \
 		grep '^bench: darts_mean_over_ideal' | sed 's/darts_/darts_large_first_/; s/^\(bench: [a-z_]*\) /\1_preempt /'
-	@$(PREEMPT_DARTS) --policies fcfs --out $(B)/bench/darts-fcfs >/dev/null
-	@python3 tools/bench/makespan_ratio.py fcfs $(B)/bench/darts-preempt/report.json \
-		$(B)/bench/darts-fcfs/report.json
+	@$(B)/taskhop compare darts --force --workers 2 --no-bpf --policies fcfs --preempt 1,0 \
+		--repeat 8 --out $(B)/bench/darts-fcfs-preempt >/dev/null
+	@python3 tools/bench/makespan_ratio.py fcfs $(B)/bench/darts-fcfs-preempt/report.json
 
 # activations: compute slowdown with blockers per policy and mode, activation latency
 bench:: $(TASKHOP)

@@ -22,6 +22,9 @@ extern const char *const report_worker_fields[];
 #define REPORT_METRIC_WALL "wall_s"                   /* runs' wall_s */
 #define REPORT_METRIC_PREEMPTED "preempted_per_task"  /* per task (the runtime's --preempt) */
 extern const char *const report_policy_fields[];
+/* Distinct policy labels one report may hold (each a table row, a figure series and a
+ * trace process); the reader refuses more. */
+#define REPORT_MAX_POLICIES 32
 
 /* ---- building ------------------------------------------------------------ */
 

@@ -22,7 +22,7 @@
 #define MAX_EXACT 9007199254740992.0
 #define MAX_SECONDS 1e9
 #define MAX_NAME 64
-#define MAX_POLICIES 32
+#define MAX_POLICIES REPORT_MAX_POLICIES
 #define MAX_MEANS 10
 
 struct rctx {
