@@ -33,6 +33,18 @@ for p in sticky shared multiqueue fcfs; do
 	run "taskhop $p" 60s "$dir/th_micro" --policy $p --prefix "policy.$p." \
 		--yields $((Y / 10)) --tasks $((T / 10)) --fib 22 --reps 1
 done
+# What activations cost a yield when nothing blocks (issue: "yield_ns unchanged"):
+# off and bpf alternated three times, the best of each (bpf needs root; skipped without).
+if [ "$(id -u)" = 0 ]; then
+	for i in 1 2 3; do
+		for m in off bpf; do
+			"$dir/th_micro" --only yield_ns --activations $m --yields $((Y / 2)) --reps 1 --prefix "act_$m."
+		done
+	done | awk '{ v = $3 + 0; if (!($2 in b) || v < b[$2]) b[$2] = v }
+		END { if (("act_off.yield_ns" in b) && ("act_bpf.yield_ns" in b))
+			printf "bench: yield_ns_activations_bpf_over_off %.3f ratio (%.1f vs %.1f ns)\n",
+				b["act_bpf.yield_ns"] / b["act_off.yield_ns"], b["act_bpf.yield_ns"], b["act_off.yield_ns"] }' | tee -a "$out"
+fi
 run go 60s env GOMAXPROCS=2 "$dir/go_bench" $Y $T $F $R
 # Each Boost.Fiber (algorithm, threads) pair runs in its own process
 # (work_stealing keeps static state). With 2 threads, shared_work's fib(30)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "act_monitor.h"
 #include "taskhop.h"
 
 static struct {
@@ -15,7 +16,8 @@ static struct {
 	int fib, reps;
 	const char *prefix; /* "" for the headline figures, "policy.NAME." otherwise */
 	const char *only;   /* one figure's name (for profiling), or NULL: all */
-} opt = { "steal", 10000000, 1000000, 30, 3, "", NULL };
+	int activations;    /* enum th_activations: what nothing blocking costs with them on */
+} opt = { "steal", 10000000, 1000000, 30, 3, "", NULL, TH_ACT_OFF };
 
 static void start(int workers)
 {
@@ -23,6 +25,7 @@ static void start(int workers)
 	th_config_default(&cfg);
 	cfg.policy = opt.policy;
 	cfg.workers = workers;
+	cfg.activations = opt.activations;
 	if (th_runtime_start(&cfg) != 0) {
 		fprintf(stderr, "th_micro: %s\n", th_last_error());
 		exit(1);
@@ -177,6 +180,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: th_micro [--policy NAME] [--yields N] [--tasks N] [--fib N] [--reps N] [--prefix P]\n"
 			"                [--only yield_ns|spawn_join_ns_1w|spawn_join_ns_2w|fib_ms|steal_share]\n"
+			"                [--activations off|bpf|explicit|auto]\n"
 			"  e.g. th_micro --policy steal   (prints bench: yield_ns ... lines)\n");
 	return 2;
 }
@@ -204,6 +208,12 @@ int main(int argc, char **argv)
 			opt.prefix = v;
 		else if (!strcmp(f, "--only"))
 			opt.only = v;
+		else if (!strcmp(f, "--activations")) {
+			if (th_parse_activations(v, &opt.activations) != 0) {
+				fprintf(stderr, "th_micro: --activations must be off, bpf, explicit or auto, not '%s'\n", v);
+				return 2;
+			}
+		}
 		else if (!strcmp(f, "--yields"))
 			opt.yields = number(f, v);
 		else if (!strcmp(f, "--tasks"))
@@ -223,6 +233,7 @@ int main(int argc, char **argv)
 	 * would otherwise madvise() a worker arena's free top back to the
 	 * kernel after every batch of 1000 tasks and refault it on the next. */
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
+	th_set_activation_backend(&rec_act_backend);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a kill by run.sh's timeout */
 	const char *p = opt.prefix;
 	if (wanted("yield_ns"))
