@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +20,8 @@
 
 #include "taskhop.h"
 #include "act_monitor.h"
+#include "core.h"
+#include "taskhop_abi.h"
 #include "lib/need_bpf.h"
 
 static char self_exe[4096]; /* this binary, run again inside a PID namespace */
@@ -40,6 +44,54 @@ static void sleep_us(long us)
 	struct timespec ts = { 0, us * 1000L };
 	while (nanosleep(&ts, &ts) != 0)
 		;
+}
+
+/* The gate's fast path is a restartable sequence: a signal (or a switch-out)
+ * between its load and its store must abort it with the word untouched, and an
+ * abort must land where the kernel expects (a wrong signature there would kill
+ * the process with SIGSEGV). A 20 us timer signal hits the three instructions
+ * now and then; the loop runs until it has seen aborts, or gives up where this
+ * libc registered no rseq (the CAS path is then the only one). */
+static void count_signal(int sig)
+{
+	(void)sig;
+}
+
+static void act_gate_fast_path_survives_aborts_and_leaves_the_word_untouched(void **state)
+{
+	(void)state;
+	struct sigaction sa = { .sa_handler = count_signal }, old;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGURG, &sa, &old), 0);
+	timer_t tm;
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGURG };
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	assert_int_equal(timer_create(CLOCK_MONOTONIC, &ev, &tm), 0);
+	struct itimerspec it = { { 0, 20000 }, { 0, 20000 } };
+	assert_int_equal(timer_settime(tm, 0, &it, NULL), 0);
+	_Atomic uint32_t word;
+	long taken = 0, aborted = 0, i;
+	for (i = 0; i < 2000000000L && aborted < 20; i++) {
+		atomic_store(&word, TH_SLOT_TASK);
+		if (th__act_gate_fast(&word)) {
+			taken++;
+			assert_int_equal(atomic_load(&word), TH_SLOT_RUNTIME);
+		} else {
+			aborted++;
+			assert_int_equal(atomic_load(&word), TH_SLOT_TASK);
+		}
+		if (i == 1000 && taken == 0)
+			break; /* no rseq here: every call says no */
+	}
+	timer_delete(tm);
+	sigaction(SIGURG, &old, NULL);
+	/* not TASK: never moved, whatever the path */
+	atomic_store(&word, TH_SLOT_TAKEN);
+	assert_false(th__act_gate_fast(&word));
+	assert_int_equal(atomic_load(&word), TH_SLOT_TAKEN);
+	if (taken == 0)
+		skip(); /* no rseq registered by this libc or kernel */
+	assert_int_equal(aborted, 20);
 }
 
 static int count_threads(void)
@@ -417,6 +469,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(activations_mode_names_parse_back),
+		cmocka_unit_test(act_gate_fast_path_survives_aborts_and_leaves_the_word_untouched),
 		cmocka_unit_test(without_activations_the_queue_waits_for_the_blocker),
 		cmocka_unit_test(explicit_blocking_lets_a_spare_run_the_queue),
 		cmocka_unit_test(explicit_works_without_privileges),

@@ -200,7 +200,7 @@ static uint32_t wait_taken(_Atomic uint32_t *st)
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && defined(__GLIBC__) && \
 	(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
 #include <sys/rseq.h>
-static bool gate_fast(_Atomic uint32_t *st)
+bool th__act_gate_fast(_Atomic uint32_t *st)
 {
 	if (!__rseq_size)
 		return false;
@@ -236,7 +236,7 @@ static bool gate_fast(_Atomic uint32_t *st)
 	return ok;
 }
 #else
-static bool gate_fast(_Atomic uint32_t *st)
+bool th__act_gate_fast(_Atomic uint32_t *st)
 {
 	(void)st;
 	return false;
@@ -249,7 +249,7 @@ static bool gate_fast(_Atomic uint32_t *st)
 bool th__act_enter_runtime(struct th_os_thread *m)
 {
 	_Atomic uint32_t *st = state_word(m);
-	if (gate_fast(st))
+	if (th__act_gate_fast(st))
 		return true;
 	uint32_t s = atomic_load_explicit(st, memory_order_acquire);
 	for (;;) {
