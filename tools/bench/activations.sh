@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # activations.sh — `make bench` lines for activations: compute tasks' mean completion with
-# 2 blockers (10 x 50 ms nanosleep each) over without, per policy and mode, and the latency
+# 2 blockers (10 x 50 ms nanosleep each) over without, per policy and mode (median of 3), and the latency
 # from a block to a spare serving the worker (bpf mode). Usage: activations.sh TASKHOP
 set -euo pipefail
 taskhop=$1
@@ -19,16 +19,31 @@ if "$taskhop" run "${common[@]}" --count 1 --small 10 --large 10 --activations b
 else
 	echo "bench: (bpf activations unavailable: not root? blockers_compute_slowdown_*_bpf skipped)"
 fi
-for policy in steal shared; do
-	for mode in "${modes[@]}"; do
-		"$taskhop" run "${common[@]}" --policy "$policy" --activations "$mode" --json "$tmp/a.json"
-		"$taskhop" run "${common[@]}" --policy "$policy" --activations "$mode" \
-			--blockers 2 --block-ms 50 --json "$tmp/b.json"
-		if [ "$mode" = bpf ]; then cp "$tmp/b.json" "$tmp/lat_$policy.json"; fi
-		python3 -c 'import sys; print("bench: blockers_compute_slowdown_%s_%s %.3f ratio" % (sys.argv[1], sys.argv[2], float(sys.argv[4]) / float(sys.argv[3])))' \
-			"$policy" "$mode" "$(compute_mean "$tmp/a.json")" "$(compute_mean "$tmp/b.json")"
+# Three repeats, interleaved (policy, mode, repeat): one run each gave ratios that moved
+# by 10 % from one bench to the next. The figure is the median of the per-repeat ratios.
+reps=${TH_ACT_REPS:-3}
+for r in $(seq 1 "$reps"); do
+	for policy in steal shared; do
+		for mode in "${modes[@]}"; do
+			"$taskhop" run "${common[@]}" --policy "$policy" --activations "$mode" --json "$tmp/a.json"
+			"$taskhop" run "${common[@]}" --policy "$policy" --activations "$mode" \
+				--blockers 2 --block-ms 50 --json "$tmp/b.json"
+			if [ "$mode" = bpf ]; then cp "$tmp/b.json" "$tmp/lat_${policy}_$r.json"; fi
+			echo "$policy $mode $(compute_mean "$tmp/a.json") $(compute_mean "$tmp/b.json")" >>"$tmp/ratios"
+		done
 	done
 done
+python3 - "$tmp/ratios" <<'PY'
+import sys
+by = {}
+for line in open(sys.argv[1]):
+    pol, mode, without, with_ = line.split()
+    by.setdefault((pol, mode), []).append(float(with_) / float(without))
+for (pol, mode), rs in by.items():
+    s = sorted(rs)
+    print("bench: blockers_compute_slowdown_%s_%s %.3f ratio" % (pol, mode, s[len(s) // 2]))
+    print("#   %s/%s: %d repeats, %s" % (pol, mode, len(s), " ".join("%.3f" % x for x in rs)))
+PY
 if ls "$tmp"/lat_*.json >/dev/null 2>&1; then
 	python3 - "$tmp"/lat_*.json <<'PY'
 import json, sys
