@@ -16,7 +16,7 @@
 enum mode { OFF, RUNLOG, ON, USDT, NMODES };
 static const char *mode_name[NMODES] = { "off", "runlog", "on", "usdt" };
 
-#define REPEAT 4 /* x 4 modes x every policy: keeps make bench under 5 minutes */
+#define REPEAT 3 /* x 3 modes x every policy: each darts run loads a recorder (about 0.6 s); keeps make bench under 5 minutes */
 #define YIELDS 100000
 #define MAXPOL 8
 
