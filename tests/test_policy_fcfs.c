@@ -30,14 +30,18 @@ enum { NTASKS = 4, NYIELDS = 10 };
 static int order[NTASKS * (NYIELDS + 1)];
 static _Atomic int norder;
 
+static uint64_t task_span[NTASKS]; /* ns from a task's first run to its end */
+
 static void *log_runs(void *arg)
 {
 	int me = (int)(intptr_t)arg;
+	uint64_t t0 = th_now_ns();
 	order[atomic_fetch_add(&norder, 1)] = me;
 	for (int i = 0; i < NYIELDS; i++) {
 		th_yield();
 		order[atomic_fetch_add(&norder, 1)] = me;
 	}
+	task_span[me] = th_now_ns() - t0;
 	return NULL;
 }
 
@@ -82,10 +86,30 @@ static void a_yield_gives_way_only_to_older_tasks(void **state)
 	for (int i = 0; i < NTASKS * (NYIELDS + 1); i++)
 		assert_int_equal(order[i], i / (NYIELDS + 1));
 	assert_true(task_changes("shared") > NTASKS * NYIELDS / 2);
-	/* feedback (policy_feedback.c) does what fcfs does while tasks stay in its top level */
-	assert_int_equal(task_changes("feedback"), NTASKS - 1);
-	for (int i = 0; i < NTASKS * (NYIELDS + 1); i++)
-		assert_int_equal(order[i], i / (NYIELDS + 1));
+	/* feedback (policy_feedback.c) does what fcfs does while tasks stay in its top
+	 * level. Once task 0 has finished, level 0's quantum is 1.5 times the time it
+	 * took (0.1 ms at least): a later task slower than that (seen under qemu: 4
+	 * changes) drops a level and a younger one goes first. Then only the first runs
+	 * keep spawn order. A task's span is its run time when nothing interleaves. */
+	int changes = task_changes("feedback");
+	uint64_t q0 = task_span[0] + task_span[0] / 2, slowest = 0;
+	q0 = q0 < 100000 ? 100000 : q0;
+	for (int i = 1; i < NTASKS; i++)
+		slowest = task_span[i] > slowest ? task_span[i] : slowest;
+	if (slowest < q0) {
+		assert_int_equal(changes, NTASKS - 1);
+		for (int i = 0; i < NTASKS * (NYIELDS + 1); i++)
+			assert_int_equal(order[i], i / (NYIELDS + 1));
+		return;
+	}
+	print_message("feedback: a task ran %llu ns, over level 0's quantum of %llu: "
+		      "checking spawn order of first runs only\n", (unsigned long long)slowest,
+		      (unsigned long long)q0);
+	for (int i = 0, next = 0; i < NTASKS * (NYIELDS + 1); i++) {
+		assert_true(order[i] <= next);
+		if (order[i] == next)
+			next++;
+	}
 }
 
 static void *spin_and_yield(void *arg)
