@@ -456,7 +456,7 @@ struct json *cli_execute(const struct cli_run *o, int argc, char **argv, int *rc
 		}
 	}
 	struct th_config cfg = o->cfg;
-	cfg.run_log_cap = 1 << 16;
+	cfg.run_log_cap = TH_RUN_LOG_AUTO;
 	th_set_activation_backend(&rec_act_backend);
 	if (runtime && th_runtime_start(&cfg) != 0) {
 		*rc = cli_fail("run", "cannot start the runtime: %s", th_last_error());

@@ -197,7 +197,7 @@ static double spawn_fetch(void)
 /* A job recorded in process, for the in-process lines beside the attached ones. */
 static double job_self(const char *policy, double (*job)(void), int rec)
 {
-	start(policy, rec ? (size_t)1 << 16 : 0);
+	start(policy, rec ? TH_RUN_LOG_AUTO : 0); /* as taskhop run does */
 	struct th_record *r = NULL;
 	if (rec && (!(r = th_record_open(NULL)) || th_record_attach_self(r) != 0 || th_record_start(r) != 0)) {
 		fprintf(stderr, "rec_attach: %s\n", th_record_error());

@@ -31,7 +31,7 @@ extern "C" {
  *    (pid / command) or with opts.usdt, from the runtime's USDT probes (about 1 µs each).
  *
  * Typical in-process use (what `taskhop run` does):
- *     struct th_config cfg; th_config_default(&cfg); cfg.run_log_cap = 1 << 16;
+ *     struct th_config cfg; th_config_default(&cfg); cfg.run_log_cap = TH_RUN_LOG_AUTO;
  *     th_runtime_start(&cfg);
  *     const char *why = th_record_unavailable();      // NULL when BPF is usable
  *     if (why) { fprintf(stderr, "%s\n", why); ... fall back to --no-bpf ... }

@@ -28,6 +28,9 @@ enum th_placement {
 	TH_PLACE_ROUNDROBIN, /* 0, 1, 2, ... W-1, 0, ... */
 };
 
+/* cfg.run_log_cap: log runs into the default ring (see run_log_ring). */
+#define TH_RUN_LOG_AUTO ((size_t)-1)
+
 struct th_config {
 	int workers;            /* N > 0, TH_WORKERS_AUTO or TH_WORKERS_CORES */
 	const char *policy;     /* see th_policy_names(); NULL means "shared" */
@@ -36,10 +39,13 @@ struct th_config {
 	uint64_t seed;          /* run seed: task RNGs and random placement */
 	enum th_placement placement; /* where tasks spawned without a worker start */
 	size_t run_log_cap;     /* >0: each worker logs task runs, drained in this process,
-				 * into a ring of this many (th_run_log) */
+				 * into a ring of this many (th_run_log); TH_RUN_LOG_AUTO:
+				 * the default ring, as for run_log_ring 0 */
 	size_t run_log_ring;    /* runs a worker's ring holds when a recorder attached from
-				 * another process drains it (taskhop record -p); 0 = 65,536.
-				 * Larger rides out longer pauses of the drain. */
+				 * another process drains it (taskhop record -p); 0 = 262,144
+				 * (8 MiB) per worker, less past 16 workers (4 Mi runs in
+				 * all), 65,536 at least. Larger rides out longer pauses of
+				 * the drain. */
 	/* >0: the preemption quantum. A task spawned preemptible (th_spawn_opts)
 	 * that runs this long without yielding, blocking or ending is interrupted
 	 * and yielded on its behalf (x86-64 only; README: what such a task must
