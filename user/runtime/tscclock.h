@@ -79,6 +79,13 @@ static inline uint64_t th__stamp(void)
 	return th__ns_per_tick > 0 ? th__counter_ticks() : th_now_ns();
 }
 
+/* A stamp without the fence, where no other worker's stamp must come before it
+ * (worker.c's log_clock_for says which). */
+static inline uint64_t th__stamp_unordered(void)
+{
+	return th__ns_per_tick > 0 ? th__counter_ticks_unordered() : th_now_ns();
+}
+
 struct th_stamp_anchor {
 	uint64_t ticks, ns;      /* the counter and CLOCK_MONOTONIC at one instant */
 };
