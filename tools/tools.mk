@@ -32,7 +32,7 @@ bench:: $(TASKHOP)
 	t0=$$(date +%s.%N); one; t1=$$(date +%s.%N); one & one; wait; t2=$$(date +%s.%N); \
 	awk -v a="$$t0" -v b="$$t1" -v c="$$t2" \
 		'BEGIN { printf "bench: machine_two_process_throughput %.3f x\n", 2 * (b - a) / (c - b) }'
-	@$(B)/taskhop compare isprime --force --policies shared --repeat 3 --workers 2 --no-bpf \
+	@$(B)/taskhop compare isprime --force --policies shared --repeat 2 --workers 2 --no-bpf \
 		--out $(B)/bench/isprime >/dev/null
 	@$(B)/taskhop report $(B)/bench/isprime --bench
 	@$(B)/taskhop compare isprime --force --policies shared --repeat 2 --workers 2 --no-bpf --split static \

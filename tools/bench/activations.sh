@@ -56,9 +56,10 @@ if med:
 PY
 fi
 # What activations cost when nothing blocks: darts with no blockers, bpf over off, median of
-# 15 interleaved runs of one compare (the spread of one run is ±2 %) (the issue's goal: within 1 %).
+# 7 interleaved runs of one compare (the spread of one run is ±2 %, so the median's about ±1 %;
+# the issue's goal: within 1 %; 15 runs took a minute of make bench's 5).
 if [ "${modes[1]}" = bpf ]; then
-	"$taskhop" compare darts --policies steal,shared --activations off,bpf --repeat 15 --workers 2 \
+	"$taskhop" compare darts --policies steal,shared --activations off,bpf --repeat 7 --workers 2 \
 		--no-bpf --large 1e8 --force --out "$tmp/idle" >/dev/null 2>&1
 	python3 - "$tmp/idle/report.json" <<'PY'
 import json, sys

@@ -45,9 +45,9 @@ all: $(THB)/preempt_cost
 # Ratios of runs within one `compare` each, interleaved, so machine load hits all alike.
 # The fcfs makespan ratio: one compare of fcfs with and without the quantum (--preempt 1,0:
 # fcfs/p1 and fcfs/p0 back to back in each repeat), not two compares minutes apart (this VM's
-# darts makespan varies +-15 % from run to run; one such pair gave 1.37). 8 repeats, about
-# 1.4 s a run (23 s); one pair's ratio has an sd of about 0.08, so the median is good to
-# about +-0.03. The pairs' median, min and max follow as '#' lines.
+# darts makespan varies +-15 % from run to run; one such pair gave 1.37). 6 repeats, about
+# 1.4 s a run (17 s); one pair's ratio has an sd of about 0.08, so the median is good to
+# about +-0.035. The pairs' median, min and max follow as '#' lines.
 PREEMPT_DARTS = $(B)/taskhop compare darts --force --repeat 3 --workers 2 --no-bpf
 bench:: $(THB)/preempt_cost $(TASKHOP)
 	@$(THB)/preempt_cost
@@ -62,7 +62,7 @@ bench:: $(THB)/preempt_cost $(TASKHOP)
 	@$(B)/taskhop report $(B)/bench/darts-large-first-fb-preempt --bench | \
 		grep '^bench: darts_mean_over_ideal' | sed 's/darts_/darts_large_first_/; s/^\(bench: [a-z_]*\) /\1_preempt /'
 	@$(B)/taskhop compare darts --force --workers 2 --no-bpf --policies fcfs --preempt 1,0 \
-		--repeat 8 --out $(B)/bench/darts-fcfs-preempt >/dev/null
+		--repeat 6 --out $(B)/bench/darts-fcfs-preempt >/dev/null
 	@python3 tools/bench/makespan_ratio.py fcfs $(B)/bench/darts-fcfs-preempt/report.json
 
 # activations: compute slowdown with blockers per policy and mode, activation latency

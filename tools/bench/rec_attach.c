@@ -17,8 +17,10 @@
 #include "record.h"
 #include "taskhop.h"
 
-#define YIELDS 2000000
-#define REPEAT 5
+/* 1e6 yields each: 2e6 runs fill a 262,144-run ring 8 times over; 5 repeats of 2e6
+ * took two minutes of make bench's five (each recording's join at stop) */
+#define YIELDS 1000000
+#define REPEAT 3
 
 static void *yielder(void *arg)
 {
