@@ -30,18 +30,22 @@ enum { NTASKS = 4, NYIELDS = 10 };
 static int order[NTASKS * (NYIELDS + 1)];
 static _Atomic int norder;
 
-static uint64_t task_span[NTASKS]; /* ns from a task's first run to its end */
+/* CPU ns of the worker thread from a task's first run to its end: feedback
+ * charges attained time on that clock, not the wall clock (on a loaded CI
+ * machine the wall span of task 0 came out longer than its charged time, the
+ * test expected a larger quantum than feedback used and failed). */
+static uint64_t task_span[NTASKS];
 
 static void *log_runs(void *arg)
 {
 	int me = (int)(intptr_t)arg;
-	uint64_t t0 = th_now_ns();
+	uint64_t t0 = th_task_cpu_ns();
 	order[atomic_fetch_add(&norder, 1)] = me;
 	for (int i = 0; i < NYIELDS; i++) {
 		th_yield();
 		order[atomic_fetch_add(&norder, 1)] = me;
 	}
-	task_span[me] = th_now_ns() - t0;
+	task_span[me] = th_task_cpu_ns() - t0;
 	return NULL;
 }
 
@@ -90,13 +94,14 @@ static void a_yield_gives_way_only_to_older_tasks(void **state)
 	 * level. Once task 0 has finished, level 0's quantum is 1.5 times the time it
 	 * took (0.1 ms at least): a later task slower than that (seen under qemu: 4
 	 * changes) drops a level and a younger one goes first. Then only the first runs
-	 * keep spawn order. A task's span is its run time when nothing interleaves. */
+	 * keep spawn order. A task's span is its CPU time when nothing interleaves;
+	 * feedback's charge adds the switches around it, hence the 20 % margin. */
 	int changes = task_changes("feedback");
 	uint64_t q0 = task_span[0] + task_span[0] / 2, slowest = 0;
 	q0 = q0 < 100000 ? 100000 : q0;
 	for (int i = 1; i < NTASKS; i++)
 		slowest = task_span[i] > slowest ? task_span[i] : slowest;
-	if (slowest < q0) {
+	if (slowest < q0 - q0 / 5) {
 		assert_int_equal(changes, NTASKS - 1);
 		for (int i = 0; i < NTASKS * (NYIELDS + 1); i++)
 			assert_int_equal(order[i], i / (NYIELDS + 1));
