@@ -21,6 +21,7 @@
 #include "bigbuf.h"
 #include "core.h"
 #include "runlog.h"
+#include "runpack.h"
 #include "stampmap.h"
 
 struct th_area {
@@ -37,8 +38,9 @@ struct th_area {
 	uint64_t *tail;                /* per worker: our tail (the area's is only told) */
 	uint64_t *dropped_base;        /* per worker: the ring's dropped when we claimed */
 	uint64_t *last_ns;             /* per worker: the end of the last run dated */
-	struct th_bigbuf kept;         /* the runs drained (struct th_run_record), dated */
-	size_t nkept;
+	struct th_runpack kept;        /* the runs drained, dated, packed (runpack.h) */
+	struct th_runpack_cursor cur;  /* how far th_area_runs has unpacked them */
+	struct th_bigbuf recs;         /* unpacked runs (struct th_run_record), cur.n of them */
 	uint64_t bad, lost;
 };
 
@@ -245,9 +247,8 @@ int th_area_claim(struct th_area *a)
 	return 0;
 }
 
-/* One worker: the runs [tail, head) copied, dated, kept; tail told. The copy is
- * all a drain does while the workers run (the recorder makes its bigger records
- * once, at the end, from th_area_runs). */
+/* One worker: the runs [tail, head) copied, dated and packed, tail told. That is all a drain does while the workers run
+ * (the recorder makes its bigger records once, at the end, from th_area_runs). */
 static long drain_worker(struct th_area *a, uint32_t w, uint64_t head)
 {
 	uint64_t n = head - a->tail[w];
@@ -260,31 +261,26 @@ static long drain_worker(struct th_area *a, uint32_t w, uint64_t head)
 		__atomic_store_n(&a->logs[w].tail, head, __ATOMIC_RELEASE);
 		return 0;
 	}
-	if (th__bigbuf_reserve(&a->kept, (a->nkept + n) * sizeof(struct th_run_record)) != 0) {
-		a->lost += n;
-		a->tail[w] = head;
-		__atomic_store_n(&a->logs[w].tail, head, __ATOMIC_RELEASE);
-		return 0;
-	}
-	struct th_run_record *out = (struct th_run_record *)a->kept.p + a->nkept;
-	size_t got = th__runlog_copy(a->rings + (size_t)w * a->cap, a->cap - 1, a->tail[w], head, a->nworkers,
-				     a->nthreads, out, &a->bad);
+	size_t kept = th__runlog_pack(a->rings + (size_t)w * a->cap, a->cap - 1, a->tail[w], head, a->nworkers,
+				      a->nthreads, &a->map, &a->last_ns[w], &a->kept, &a->bad, &a->lost);
 	a->tail[w] = head;
 	__atomic_store_n(&a->logs[w].tail, head, __ATOMIC_RELEASE); /* the cells are free again */
-	th__runlog_date(out, got, &a->map, &a->last_ns[w]);
-	a->nkept += got;
-	return (long)got;
+	return (long)kept;
 }
 
-const struct th_run_record *th_area_runs(const struct th_area *a, size_t *n)
+const struct th_run_record *th_area_runs(struct th_area *a, size_t *n)
 {
-	*n = a->nkept;
-	return a->kept.p;
+	size_t done = a->cur.n; /* th__runpack_get moves it on */
+	if (a->kept.n > done && th__bigbuf_reserve(&a->recs, a->kept.n * sizeof(struct th_run_record)) == 0)
+		th__runpack_get(&a->kept, &a->cur, (struct th_run_record *)a->recs.p + done, a->kept.n - done);
+	*n = a->cur.n;
+	return a->recs.p;
 }
 
 void th_area_forget_runs(struct th_area *a)
 {
-	a->nkept = 0;
+	th__runpack_clear(&a->kept);
+	memset(&a->cur, 0, sizeof(a->cur));
 }
 
 long th_area_drain(struct th_area *a)
@@ -334,6 +330,11 @@ int th_area_nworkers(const struct th_area *a)
 	return (int)a->nworkers;
 }
 
+size_t th_area_ring_runs(const struct th_area *a)
+{
+	return a->cap;
+}
+
 void th_area_close(struct th_area *a)
 {
 	if (!a)
@@ -350,6 +351,7 @@ void th_area_close(struct th_area *a)
 	free(a->tail);
 	free(a->dropped_base);
 	free(a->last_ns);
-	th__bigbuf_free(&a->kept);
+	th__runpack_free(&a->kept);
+	th__bigbuf_free(&a->recs);
 	free(a);
 }

@@ -1,6 +1,6 @@
 /* runlog.c — the run logs' in-process drainer: moves each worker's ring (in the
- * run-log area, area.c) into its kept log, and the th_run_log calls, which date
- * the kept runs' counter stamps when they are read. */
+ * run-log area, area.c) into its kept log, dated and packed (runpack.h), and the
+ * th_run_log calls, which unpack the kept runs when they are read. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +8,14 @@
 #include "bigbuf.h"
 #include "core.h"
 #include "runlog.h"
+#include "runpack.h"
 #include "stampmap.h"
 
 /* What this process keeps of one worker's runs. */
 struct kept_log {
-	struct th_bigbuf buf;        /* copied runs in log order (struct th_run_record) */
-	size_t n, dated;             /* runs, of which [0, dated) dated */
+	struct th_runpack pack;      /* the runs drained, dated, packed (runpack.h) */
+	struct th_runpack_cursor cur; /* how far th_run_log has unpacked them */
+	struct th_bigbuf recs;       /* unpacked runs (struct th_run_record), cur.n of them */
 	uint64_t last_ns;            /* the end of the last run dated */
 	uint64_t dropped_base;       /* the ring's dropped at the last clear */
 	uint64_t lost_drained;       /* runs drained with no memory left to keep them */
@@ -67,6 +69,26 @@ void th__runlog_date(struct th_run_record *runs, size_t n, const struct th_stamp
 	}
 }
 
+size_t th__runlog_pack(const struct th_area_run *ring, uint64_t mask, uint64_t tail, uint64_t head,
+		       uint32_t nworkers, uint32_t nthreads, const struct th_stamp_map *map, uint64_t *last_ns,
+		       struct th_runpack *pack, uint64_t *bad, uint64_t *lost)
+{
+	enum { BATCH = 128 };
+	struct th_run_record batch[BATCH];
+	size_t packed = 0;
+	for (uint64_t from = tail; from != head;) {
+		uint64_t to = head - from > BATCH ? from + BATCH : head;
+		size_t got = th__runlog_copy(ring, mask, from, to, nworkers, nthreads, batch, bad);
+		th__runlog_date(batch, got, map, last_ns);
+		if (th__runpack_put(pack, batch, got) != 0)
+			*lost += got;
+		else
+			packed += got;
+		from = to;
+	}
+	return packed;
+}
+
 void th__runlog_attach(struct th_runtime *rt)
 {
 	struct kept_log *k = calloc((size_t)rt->nworkers, sizeof(*k));
@@ -85,8 +107,10 @@ void th__runlog_detach(struct th_runtime *rt)
 {
 	pthread_mutex_lock(&drain_lock);
 	if (live_rt == rt || !live_rt) {
-		for (int i = 0; kept && i < rt->nworkers; i++)
-			th__bigbuf_free(&kept[i].buf);
+		for (int i = 0; kept && i < rt->nworkers; i++) {
+			th__runpack_free(&kept[i].pack);
+			th__bigbuf_free(&kept[i].recs);
+		}
 		free(kept);
 		kept = NULL;
 		live_rt = NULL;
@@ -96,24 +120,19 @@ void th__runlog_detach(struct th_runtime *rt)
 
 static struct th_run_record *runs_of(struct kept_log *k)
 {
-	return k->buf.p;
+	return k->recs.p;
 }
 
-/* Moves the runs published up to head h into k, undated: dating is deferred to
- * the reader (th_run_log), so that a drain is a copy and keeps up with workers
- * that switch every 30 ns. */
+/* Moves the runs published up to head h into k, dated and packed (runpack.h
+ * says why packed). */
 static size_t drain_one(struct th_runtime *rt, struct th_runlog *l, struct kept_log *k, uint64_t h)
 {
 	uint64_t t = atomic_load_explicit(&l->tail, memory_order_relaxed);
 	size_t n = (size_t)(h - t);
 	if (n == 0 || n > l->mask + 1)
 		return 0; /* nothing, or a torn head: the next drain sees it whole */
-	if (th__bigbuf_reserve(&k->buf, (k->n + n) * sizeof(struct th_run_record)) != 0) {
-		k->lost_drained += n;
-	} else {
-		k->n += th__runlog_copy(l->ring, l->mask, t, h, (uint32_t)rt->nworkers,
-					(uint32_t)rt->nthreads, runs_of(k) + k->n, &k->bad);
-	}
+	th__runlog_pack(l->ring, l->mask, t, h, (uint32_t)rt->nworkers, (uint32_t)rt->nthreads, &stamp_map,
+			&k->last_ns, &k->pack, &k->bad, &k->lost_drained);
 	/* release: the producer reuses these cells only after our copies */
 	atomic_store_explicit(&l->tail, h, memory_order_release);
 	return n;
@@ -122,7 +141,8 @@ static size_t drain_one(struct th_runtime *rt, struct th_runlog *l, struct kept_
 /* The heads are read before the anchor is taken, so every stamp moved is
  * older than the anchor (up to the counters' skew between CPUs) and dated by
  * interpolation between two anchors: the same stamp gets the same date
- * whichever drain moves it. */
+ * whichever drain moves it. Dating here, not when the log is read, also keeps
+ * a long recording's stamps within the anchors the map still holds. */
 static size_t drain_locked(struct th_runtime *rt)
 {
 	enum { HEADS_ON_STACK = 64 };
@@ -171,6 +191,24 @@ uint64_t th_run_log_dropped(void)
 	return d;
 }
 
+/* The runs packed since the last call, unpacked after the others. With no
+ * memory for them the runs already unpacked stay what th_run_log returns. */
+static void unpack(struct kept_log *k)
+{
+	if (k->pack.n == k->cur.n || th__bigbuf_reserve(&k->recs, k->pack.n * sizeof(struct th_run_record)) != 0)
+		return;
+	size_t done = k->cur.n; /* th__runpack_get moves it on */
+	th__runpack_get(&k->pack, &k->cur, runs_of(k) + done, k->pack.n - done);
+}
+
+size_t th_run_log_ring_runs(void)
+{
+	pthread_mutex_lock(&drain_lock);
+	size_t runs = logging(live_rt) ? (size_t)live_rt->workers[0].log->mask + 1 : 0;
+	pthread_mutex_unlock(&drain_lock);
+	return runs;
+}
+
 const struct th_run_record *th_run_log(int worker, size_t *n, uint64_t *dropped)
 {
 	const struct th_run_record *out = NULL;
@@ -182,9 +220,8 @@ const struct th_run_record *th_run_log(int worker, size_t *n, uint64_t *dropped)
 	if (logging(rt) && worker >= 0 && worker < rt->nworkers) {
 		drain_locked(rt);
 		struct kept_log *k = &kept[worker];
-		th__runlog_date(runs_of(k) + k->dated, k->n - k->dated, &stamp_map, &k->last_ns);
-		k->dated = k->n;
-		*n = k->n;
+		unpack(k);
+		*n = k->cur.n;
 		if (dropped)
 			*dropped = dropped_of(rt->workers[worker].log, k);
 		out = runs_of(k);
@@ -201,7 +238,8 @@ void th_run_log_clear(void)
 		struct kept_log *k = &kept[i];
 		atomic_store_explicit(&l->tail, atomic_load_explicit(&l->head, memory_order_acquire),
 				      memory_order_release);
-		k->n = k->dated = 0;
+		th__runpack_clear(&k->pack);
+		memset(&k->cur, 0, sizeof(k->cur));
 		k->dropped_base = atomic_load_explicit(&l->dropped, memory_order_relaxed);
 		k->lost_drained = k->bad = 0;
 	}

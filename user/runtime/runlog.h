@@ -100,6 +100,14 @@ void th__runlog_detach(struct th_runtime *rt);
  * number written to out. */
 size_t th__runlog_copy(const struct th_area_run *ring, uint64_t mask, uint64_t tail, uint64_t head,
 		       uint32_t nworkers, uint32_t nthreads, struct th_run_record *out, uint64_t *bad);
+struct th_runpack;
+/* Moves the runs [tail, head) of one worker's ring into pack: copied (as
+ * th__runlog_copy), dated (as th__runlog_date) and packed, a batch at a time
+ * through the stack, so that a drain writes a few bytes of new memory per run.
+ * Returns the runs packed; those that found no memory are added to *lost. */
+size_t th__runlog_pack(const struct th_area_run *ring, uint64_t mask, uint64_t tail, uint64_t head,
+		       uint32_t nworkers, uint32_t nthreads, const struct th_stamp_map *map, uint64_t *last_ns,
+		       struct th_runpack *pack, uint64_t *bad, uint64_t *lost);
 /* Dates n copied runs of one worker, in log order, through map: their times
  * never go back (*last_ns carries the previous run's end across calls). */
 void th__runlog_date(struct th_run_record *runs, size_t n, const struct th_stamp_map *map,

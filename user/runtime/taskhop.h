@@ -282,6 +282,9 @@ void th_run_log_clear(void);
 size_t th_run_log_drain(void);
 /* Runs dropped by all workers since the last clear (rings found full). */
 uint64_t th_run_log_dropped(void);
+/* Runs one worker's ring holds; 0 while no run log is kept. A drainer that
+ * sleeps longer than this many fast switches (30 ns each) loses runs. */
+size_t th_run_log_ring_runs(void);
 
 /* ---- another process's run logs (what `taskhop record -p` uses) ----------------
  * A running runtime keeps its workers' run logs in a shared memory area (see
@@ -300,8 +303,9 @@ int th_area_claim(struct th_area *a);
  * on CLOCK_MONOTONIC; the number moved, -1 no memory. */
 long th_area_drain(struct th_area *a);
 /* Every run drained (and not forgotten), in drain order; records of the
- * public th_run_record layout, thread = index for th_area_tid. */
-const struct th_run_record *th_area_runs(const struct th_area *a, size_t *n);
+ * public th_run_record layout, thread = index for th_area_tid. The area keeps
+ * them packed (a few bytes a run) and unpacks those new since the last call. */
+const struct th_run_record *th_area_runs(struct th_area *a, size_t *n);
 void th_area_forget_runs(struct th_area *a);
 /* Runs lost: overwritten while the drain lagged, malformed, or no memory. */
 uint64_t th_area_lost(const struct th_area *a);
@@ -309,6 +313,8 @@ uint64_t th_area_lost(const struct th_area *a);
 int th_area_tid(const struct th_area *a, int thread);
 int th_area_nthreads(const struct th_area *a);
 int th_area_nworkers(const struct th_area *a);
+/* Runs one of its workers' rings holds. */
+size_t th_area_ring_runs(const struct th_area *a);
 /* Logging off, the claim given back, unmapped. NULL is fine. */
 void th_area_close(struct th_area *a);
 
