@@ -228,8 +228,10 @@ int th_area_claim(struct th_area *a)
 		return -1;
 	a->claimed = 1;
 	/* The rings' pages exist before the workers write them: otherwise the first
-	 * lap of runs pays a page fault every 128 runs, in the traced process. */
-	(void)madvise((char *)a->h + a->rings_off, a->size - a->rings_off, MADV_POPULATE_WRITE);
+	 * lap of runs pays a page fault every 128 runs, in the traced process
+	 * (which then still maps each page in on its first store: a minor fault
+	 * on a page that exists). */
+	th__area_touch((char *)a->h + a->rings_off, a->size - a->rings_off);
 	struct th_stamp_anchor now;
 	th__stamp_anchor(&now);
 	th__stamp_map_reset(&a->map);
