@@ -159,6 +159,7 @@ static void take_run_logs(struct th_record *r)
 		uint64_t dropped = 0;
 		const struct th_run_record *log = th_run_log(w, &n, &dropped);
 		r->dropped_runs += dropped;
+		(void)vec_reserve(&r->col.runs, n); /* else vec_push grows it */
 		for (size_t i = 0; log && i < n; i++) {
 			struct th_rec_run *run = vec_push(&r->col.runs);
 			if (!run)
@@ -180,6 +181,7 @@ static void take_area_runs(struct th_record *r, const struct rec_target *t)
 {
 	size_t n;
 	const struct th_run_record *log = th_area_runs(t->area, &n);
+	(void)vec_reserve(&r->col.runs, n); /* else vec_push grows it */
 	for (size_t i = 0; i < n; i++) {
 		struct th_rec_run *run = vec_push(&r->col.runs);
 		if (!run) {

@@ -669,7 +669,7 @@ static void vec_move(struct vec *dst, struct vec *src)
 {
 	*dst = *src;
 	src->p = NULL;
-	src->n = src->cap = 0;
+	src->n = src->cap = src->mapped = 0;
 }
 
 int rec_join(const struct rec_scope *s, struct rec_collected *c, struct rec_joined *out)

@@ -8,12 +8,16 @@
 struct vec {
 	void *p;
 	size_t n, cap, size; /* elements, room, bytes per element */
+	size_t mapped;       /* bytes of p's own mapping (a big array), 0: malloc's */
 };
-#define VEC(T) { NULL, 0, 0, sizeof(T) }
+#define VEC(T) { NULL, 0, 0, sizeof(T), 0 }
 #define VAT(v, T, i) (&((T *)(v).p)[i])
 
 /* A pointer to a zeroed new last element, or NULL (no memory; v is unchanged). */
 void *vec_push(struct vec *v);
+/* Room for `more` elements past the last without moving again: 0, or -1 (no
+ * memory; v is unchanged). */
+int vec_reserve(struct vec *v, size_t more);
 /* Frees the elements; v stays usable (empty, same element size). */
 void vec_free(struct vec *v);
 
