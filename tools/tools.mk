@@ -35,7 +35,9 @@ bench:: $(TASKHOP)
 	@$(B)/taskhop compare isprime --force --policies shared --repeat 2 --workers 2 --no-bpf \
 		--out $(B)/bench/isprime >/dev/null
 	@$(B)/taskhop report $(B)/bench/isprime --bench
-	@$(B)/taskhop compare isprime --force --policies shared --repeat 2 --workers 2 --no-bpf --split static \
+	@# static split: the contrast to the dynamic one, one repeat (with its serial run, 6 s of
+	@# make bench's 300; two repeats took it to 300-301 s)
+	@$(B)/taskhop compare isprime --force --policies shared --repeat 1 --workers 2 --no-bpf --split static \
 		--out $(B)/bench/isprime-static >/dev/null
 	@$(B)/taskhop report $(B)/bench/isprime-static --bench | sed 's/isprime_/isprime_static_/'
 	@$(B)/taskhop compare darts --force --repeat 3 --workers 2 --no-bpf --out $(B)/bench/darts >/dev/null
