@@ -83,11 +83,17 @@ static void fill_head(struct th_area_head *h, const struct th_runtime *rt, uint3
  * a memset; 2.6 ms without): an atomic add of 0, which leaves the bytes as
  * they are, since an attaching recorder touches rings a worker may still be
  * finishing a record in (the one a detached drainer left behind). */
+/* Maps size bytes at mem in, faulting in the kernel (no trap per page);
+ * refused before Linux 5.14, and then the first stores fault instead. */
+static void populate(void *mem, size_t size)
+{
+	(void)madvise(mem, size, MADV_POPULATE_WRITE);
+}
+
 void th__area_touch(void *mem, size_t size)
 {
 	char *p = mem;
-	/* refused before Linux 5.14: the stores below then fault each page in */
-	(void)madvise(p, size, MADV_POPULATE_WRITE);
+	populate(p, size);
 	long page = sysconf(_SC_PAGESIZE);
 	size_t step = page > 0 ? (size_t)page : 4096;
 	for (size_t off = 0; off < size; off += step)
@@ -97,7 +103,7 @@ void th__area_touch(void *mem, size_t size)
 void th__runlog_map_ring(struct th_runlog *l)
 {
 	/* no error to report from the switch path: a failure leaves the faults */
-	(void)madvise(l->ring, (size_t)(l->mask + 1) * sizeof(*l->ring), MADV_POPULATE_WRITE);
+	populate(l->ring, (size_t)(l->mask + 1) * sizeof(*l->ring));
 	l->ring_mapped = 1;
 }
 
