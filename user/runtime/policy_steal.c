@@ -116,22 +116,27 @@ static bool need_thief(struct th_runtime *rt)
 	       atomic_load_explicit(&rt->nspinning, memory_order_relaxed) == 0;
 }
 
-static int steal_push(struct th_runtime *rt, struct th_worker *self, struct th_task *t, enum th_why why)
+/* A yielder (self ran t; if t is sticky, self is its home). */
+static inline int push_yielder(struct th_runtime *rt, struct steal *s, struct th_worker *self, struct th_task *t)
 {
-	struct steal *s = rt->policy_data;
-	if (why == TH_WHY_YIELD) { /* self ran t; if t is sticky, self is its home */
-		struct steal_worker *me = &s->w[self->index];
-		if (rt->nworkers == 1) {
-			th_fifo_push(&me->yq, t);
-			return self->index;
-		}
-		/* Where thieves can see it: a worker may run a long slice next,
-		 * and a worker that falls idle meanwhile must be able to take
-		 * the tasks queued behind it (the darts experiment: 20 short
-		 * tasks queued behind one long one). */
-		th_lockq_push(&me->runq, t);
-		return someone_idle(rt) ? -1 : self->index;
+	struct steal_worker *me = &s->w[self->index];
+	if (rt->nworkers == 1) {
+		th_fifo_push(&me->yq, t);
+		return self->index;
 	}
+	/* Where thieves can see it: a worker may run a long slice next, and a
+	 * worker that falls idle meanwhile must be able to take the tasks
+	 * queued behind it (the darts experiment: 20 short tasks queued behind
+	 * one long one). */
+	th_lockq_push(&me->runq, t);
+	return someone_idle(rt) ? -1 : self->index;
+}
+
+/* A spawned or woken task. Out of line: steal_push's yield path, taken after
+ * every yield, then saves no registers for it. */
+static __attribute__((noinline)) int push_new(struct th_runtime *rt, struct steal *s, struct th_worker *self,
+					      struct th_task *t, enum th_why why)
+{
 	if (t->sticky)
 		return push_runq(s, t->home, t);
 	if (self && (t->home < 0 || t->home == self->index)) {
@@ -147,6 +152,14 @@ static int steal_push(struct th_runtime *rt, struct th_worker *self, struct th_t
 	if (target < 0)
 		target = why == TH_WHY_WAKE && t->last_worker >= 0 ? t->last_worker : th__place(rt);
 	return push_runq(s, target, t);
+}
+
+static int steal_push(struct th_runtime *rt, struct th_worker *self, struct th_task *t, enum th_why why)
+{
+	struct steal *s = rt->policy_data;
+	if (why == TH_WHY_YIELD)
+		return push_yielder(rt, s, self, t);
+	return push_new(rt, s, self, t, why);
 }
 
 static void count_steal(struct th_worker *w, struct th_task *t, int victim)
@@ -244,7 +257,8 @@ static struct th_task *steal_round(struct th_runtime *rt, struct steal *s, struc
 }
 
 /* The worker's own queues, in the order it serves them. */
-static struct th_task *pop_local(struct th_worker *w, struct steal_worker *me)
+static inline __attribute__((always_inline)) struct th_task *pop_local(struct th_worker *w,
+								       struct steal_worker *me)
 {
 	struct th_task *t;
 	/* a worker whose deque never empties (a task spawning in a loop) would

@@ -45,39 +45,6 @@ uint64_t th_task_id(const th_task *t)
 }
 
 
-/* Debug and sanitizer builds: t may be pushed only by self's owner, and only
- * when it is not queued already: new (a spawn) or back from a run or a block. */
-static void check_push(struct th_runtime *rt, struct th_worker *self, struct th_task *t,
-		       enum th_why why)
-{
-	struct th_os_thread *m = th__self_thread();
-	TH_CHECK(!self || (m && m->p == self), "push from worker %d by a thread that does not serve it",
-		 self->index);
-	int was = atomic_exchange_explicit(&t->state, TH_RUNNABLE, memory_order_relaxed);
-	TH_CHECK(why == TH_WHY_SPAWN ? was == TH_RUNNABLE && t->runs == 0 : was == TH_RUNNING || was == TH_BLOCKED,
-		 "task %llu pushed (why %d) while it is %s: a task is queued once per run",
-		 (unsigned long long)t->id, (int)why, th__state_name(was));
-	atomic_fetch_add_explicit(&rt->queued, 1, memory_order_relaxed);
-}
-
-void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
-{
-	struct th_runtime *rt = th__rt;
-	if (TH_CHECKS)
-		check_push(rt, self, t, why);
-	else
-		atomic_store_explicit(&t->state, TH_RUNNABLE, memory_order_relaxed);
-	/* cfg is read-only: a runtime without preemption loads nothing shared here */
-	if (rt->cfg.preempt_ns &&
-	    __builtin_expect(atomic_load_explicit(&rt->preempt_stretched, memory_order_relaxed) > 0, 0))
-		th__preempt_unstretch(rt);
-	int target = rt->policy->push(rt, self, t, why);
-	TH_CHECK(target >= -1 && target < rt->nworkers, "policy %s: push answered worker %d (0..%d, or -1)",
-		 rt->policy->name, target, rt->nworkers - 1);
-	if (!self || target != self->index) /* queued on ourselves: we are awake */
-		th__wake_for_work(rt, self, target);
-}
-
 void th__make_runnable(struct th_task *t, enum th_why why)
 {
 	th__push_from(th__self_worker(), t, why);

@@ -20,20 +20,35 @@
 #include "stackcache.h"
 #include "waitq.h"
 
-static __thread struct th_os_thread *tls_thread __attribute__((tls_model("initial-exec")));
+/* Hidden, not static: self_thread's x86-64 read names it in assembly. */
+__attribute__((visibility("hidden"))) __thread struct th_os_thread *th__tls_thread
+	__attribute__((tls_model("initial-exec")));
 
-/* noipa: a task may resume on another thread, so no caller may keep a value
- * derived from this thread's TLS across a switch; an opaque call forces a
- * fresh read each time. */
+/* A task may resume on another thread, so no caller may keep a value derived
+ * from this thread's TLS across a switch. On x86-64 every TLS access is
+ * %fs-relative, so what must not be kept is the value itself: one volatile
+ * load, ordered after the switch by its memory clobber (two instructions;
+ * an opaque call, as elsewhere, cost a dozen on every yield's two reads).
+ * Elsewhere (aarch64) the compiler may also keep the thread pointer in a
+ * register across the switch, so the read is an opaque call. */
 #if defined(__clang__)
 #define TH_OPAQUE __attribute__((noinline, optnone))
 #else
 #define TH_OPAQUE __attribute__((noinline, noipa))
 #endif
+#if defined(__x86_64__)
+static inline __attribute__((always_inline)) struct th_os_thread *self_thread(void)
+{
+	struct th_os_thread *m;
+	__asm__ volatile("movq th__tls_thread@gottpoff(%%rip), %0\n\tmovq %%fs:(%0), %0" : "=r"(m) : : "memory");
+	return m;
+}
+#else
 TH_OPAQUE static struct th_os_thread *self_thread(void)
 {
-	return tls_thread;
+	return th__tls_thread;
 }
+#endif
 
 struct th_os_thread *th__self_thread(void)
 {
@@ -55,7 +70,7 @@ static inline struct th_worker *worker_of(struct th_os_thread *m)
 /* With activations off this is one predictable branch more than a TLS read. */
 TH_OPAQUE struct th_worker *th__self_worker(void)
 {
-	return worker_of(tls_thread);
+	return worker_of(th__tls_thread);
 }
 
 struct th_task *th__current_task(void)
@@ -183,7 +198,7 @@ static inline uint64_t task_clock(struct th_worker *w)
 }
 
 /* now: the clock, if the caller has read it already, else 0. */
-static inline void task_started(struct th_task *t, int worker, uint64_t now)
+static inline __attribute__((always_inline)) void task_started(struct th_task *t, int worker, uint64_t now)
 {
 	int prev = t->last_worker;
 	if (t->runs++ == 0) {
@@ -202,7 +217,8 @@ void th__task_started(struct th_task *t, int worker)
 }
 
 /* m starts running `to` (NULL: its scheduler loop) at `now`, a log_clock stamp. */
-static inline void begin_run(struct th_os_thread *m, struct th_task *to, uint64_t now)
+static inline __attribute__((always_inline)) void begin_run(struct th_os_thread *m, struct th_task *to,
+							    uint64_t now)
 {
 	m->run_start_ns = now;
 	m->cur = to;
@@ -220,10 +236,8 @@ static void stack_loop(void *arg);
 
 /* A task's first run needs a stack: a cached one (still parked inside
  * stack_loop, see there) or a new mapping. */
-static void ensure_stack(struct th_worker *w, struct th_task *t)
+static __attribute__((noinline)) void give_stack(struct th_worker *w, struct th_task *t)
 {
-	if (t->stack.map)
-		return;
 	if (th_stack_get(w->stacks, &t->stack, w->rt->cfg.stack_size) != 0) {
 		/* no memory for a stack: nothing sane to continue with */
 		static const char msg[] = "taskhop: cannot map a task stack (out of memory or vm.max_map_count)\n";
@@ -236,11 +250,61 @@ static void ensure_stack(struct th_worker *w, struct th_task *t)
 		th_ctx_make(&t->ctx, &t->stack, stack_loop, NULL);
 }
 
+static inline void ensure_stack(struct th_worker *w, struct th_task *t)
+{
+	if (__builtin_expect(!t->stack.map, 0))
+		give_stack(w, t);
+}
+
+/* ---- making a task runnable ----------------------------------------------- */
+
+/* Debug and sanitizer builds: t may be pushed only by self's owner, and only
+ * when it is not queued already: new (a spawn) or back from a run or a block. */
+static void check_push(struct th_runtime *rt, struct th_worker *self, struct th_task *t,
+		       enum th_why why)
+{
+	struct th_os_thread *m = th__self_thread();
+	TH_CHECK(!self || (m && m->p == self), "push from worker %d by a thread that does not serve it",
+		 self->index);
+	int was = atomic_exchange_explicit(&t->state, TH_RUNNABLE, memory_order_relaxed);
+	TH_CHECK(why == TH_WHY_SPAWN ? was == TH_RUNNABLE && t->runs == 0 : was == TH_RUNNING || was == TH_BLOCKED,
+		 "task %llu pushed (why %d) while it is %s: a task is queued once per run",
+		 (unsigned long long)t->id, (int)why, th__state_name(was));
+	atomic_fetch_add_explicit(&rt->queued, 1, memory_order_relaxed);
+}
+
+/* Inlined where a yield requeues its yielder, which it does after every switch. */
+static inline __attribute__((always_inline)) void push_from(struct th_worker *self, struct th_task *t,
+							    enum th_why why)
+{
+	struct th_runtime *rt = th__rt;
+	if (TH_CHECKS)
+		check_push(rt, self, t, why);
+	else
+		atomic_store_explicit(&t->state, TH_RUNNABLE, memory_order_relaxed);
+	/* cfg is read-only: a runtime without preemption loads nothing shared here */
+	if (rt->cfg.preempt_ns &&
+	    __builtin_expect(atomic_load_explicit(&rt->preempt_stretched, memory_order_relaxed) > 0, 0))
+		th__preempt_unstretch(rt);
+	int target = rt->policy->push(rt, self, t, why);
+	TH_CHECK(target >= -1 && target < rt->nworkers, "policy %s: push answered worker %d (0..%d, or -1)",
+		 rt->policy->name, target, rt->nworkers - 1);
+	if (!self || target != self->index) /* queued on ourselves: we are awake */
+		th__wake_for_work(rt, self, target);
+}
+
+void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
+{
+	push_from(self, t, why);
+}
+
+/* ---- switching, continued ------------------------------------------------- */
+
 /* A switch leaves work behind that the task we left cannot do itself: until
  * its registers are saved it is still on its stack, so no other worker may
  * get hold of it. Whatever runs next on this worker — another task or the
  * scheduler loop — does that work first thing after the switch. */
-static void finish_switch(struct th_os_thread *m)
+static inline __attribute__((always_inline)) void finish_switch(struct th_os_thread *m)
 {
 	struct th_task *p = m->prev;
 	int why = m->prev_why;
@@ -251,7 +315,7 @@ static void finish_switch(struct th_os_thread *m)
 		if (m->lost)
 			th__push_from(NULL, p, TH_WHY_WAKE);
 		else
-			th__push_from(m->p, p, TH_WHY_YIELD);
+			push_from(m->p, p, TH_WHY_YIELD);
 	} else if (why == TH_WHY_BLOCK) {
 		th_spin_unlock(m->prev_lock);
 	} else if (why == TH_WHY_DONE) {
@@ -296,7 +360,8 @@ static inline __attribute__((always_inline)) void switch_away(struct th_os_threa
 /* Task t stops running for `why`; the worker goes straight on to `next`
  * (no stop in the scheduler loop, one context switch instead of two) or, if
  * NULL, to its loop. Returns when t runs again. */
-static void leave_task(struct th_os_thread *m, struct th_task *t, int why, struct th_task *next)
+static inline __attribute__((always_inline)) void leave_task(struct th_os_thread *m, struct th_task *t, int why,
+							    struct th_task *next)
 {
 	uint64_t now = log_clock_for(m->p, next);
 	end_run(m, t, why, now);
@@ -426,7 +491,8 @@ void th__task_block(_Atomic int *lock)
  * worker, the worker switches to it directly and requeues the yielder after
  * the switch; if not, the yielder just goes on (a new run, as the run log
  * and the counters show), which is what a requeue and a pop would give. */
-static void yield_task(struct th_os_thread *m, struct th_worker *w, struct th_task *t, int why)
+static inline __attribute__((always_inline)) void yield_task(struct th_os_thread *m, struct th_worker *w,
+							    struct th_task *t, int why)
 {
 	struct th_runtime *rt = w->rt;
 	TH_CHECK(m->cur == t, "a yield of task %llu on a thread that runs another", (unsigned long long)t->id);
@@ -583,7 +649,7 @@ void th__wake_all_workers(struct th_runtime *rt)
 
 static void thread_init(struct th_os_thread *m)
 {
-	tls_thread = m;
+	th__tls_thread = m;
 	m->tsan_fiber = th_tsan_current();
 	pthread_attr_t attr;
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -656,6 +722,6 @@ void *th__thread_main(void *arg)
 	}
 	th__preempt_thread_stop(m);
 	th__guard_remove_thread(&m->altstack);
-	tls_thread = NULL;
+	th__tls_thread = NULL;
 	return NULL;
 }
