@@ -110,8 +110,9 @@ static inline struct th_task *th_fifo_pop(struct th_fifo *q)
 {
 	struct th_task *t = q->head;
 	if (t) {
-		__atomic_store_n(&q->head, t->next, __ATOMIC_RELAXED);
-		if (!q->head)
+		struct th_task *next = t->next; /* not re-read from head: an atomic store is not forwarded */
+		__atomic_store_n(&q->head, next, __ATOMIC_RELAXED);
+		if (!next)
 			q->tail = NULL;
 		q->len--;
 	}
