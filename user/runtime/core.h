@@ -70,11 +70,11 @@ int th__act_init_threads(struct th_runtime *rt);
 /* m itself, entering the runtime from a task (worker_of): false when its
  * worker was taken while it blocked; then it must not touch its worker. */
 bool th__act_enter_runtime(struct th_os_thread *m);
-/* The gate's fast path (activation.c): *st TASK -> RUNTIME by a load and a store
+/* The gate's fast path (act_gate.h): *st TASK -> RUNTIME by a load and a store
  * in an rseq critical section. true: done; false: *st was not TASK, the kernel
  * aborted the sequence (the thread left its CPU or took a signal: *st untouched),
  * or there is no rseq here. The caller then takes the compare-and-swap path. */
-bool th__act_gate_fast(_Atomic uint32_t *st);
+#include "act_gate.h"
 /* m itself, a parked spare: true with m->p set when handed a worker, false
  * when the runtime stops. */
 bool th__act_wait_for_worker(struct th_runtime *rt, struct th_os_thread *m);

@@ -64,6 +64,8 @@ static inline struct th_worker *worker_of(struct th_os_thread *m)
 		return NULL;
 	if (__builtin_expect(!m->act, 1))
 		return m->p;
+	if (th__act_gate_fast((_Atomic uint32_t *)&m->act_slot->state))
+		return m->p;
 	return th__act_enter_runtime(m) ? m->p : NULL;
 }
 
