@@ -60,6 +60,17 @@ struct th_policy {
 	 * pop()'s task. push(yielder, TH_WHY_YIELD) follows the switch either way. */
 	struct th_task *(*yield_pop)(struct th_runtime *rt, struct th_worker *w,
 				     const struct th_task *yielder);
+	/* Optional, used instead of yield_pop: the same answer, and when it is a
+	 * task and the yielder can wait where nobody but w's owner takes tasks
+	 * from (a queue only w pops), the yielder already queued there, as
+	 * push(yielder, TH_WHY_YIELD) would have, with *queued set. That is safe
+	 * before the switch has saved the yielder's registers because no other
+	 * thread can take it, and w itself pops next only after the switch; it
+	 * spares the yield a second call into the policy (and sticky a second
+	 * lock). Where another worker could take the yielder (a thief, a shared
+	 * queue), leave *queued false: the push follows the switch as usual. */
+	struct th_task *(*yield_swap)(struct th_runtime *rt, struct th_worker *w, struct th_task *yielder,
+				      bool *queued);
 	/* Optional: run the task some other way (kthread: its own thread). The
 	 * spawning thread (any) calls it instead of push, and workers only idle. */
 	int (*start_task)(struct th_runtime *rt, struct th_task *t);
@@ -170,6 +181,18 @@ static inline struct th_task *th_lockq_pop(struct th_lockq *lq)
 		return NULL;
 	th_spin_lock(&lq->lock);
 	struct th_task *t = th_fifo_pop(&lq->q);
+	th_spin_unlock(&lq->lock);
+	return t;
+}
+/* Pops the head and, if there was one, queues `back` at the tail, under one lock. */
+static inline struct th_task *th_lockq_swap(struct th_lockq *lq, struct th_task *back)
+{
+	if (!__atomic_load_n(&lq->q.head, __ATOMIC_RELAXED))
+		return NULL;
+	th_spin_lock(&lq->lock);
+	struct th_task *t = th_fifo_pop(&lq->q);
+	if (t)
+		th_fifo_push(&lq->q, back);
 	th_spin_unlock(&lq->lock);
 	return t;
 }

@@ -275,13 +275,19 @@ static inline __attribute__((always_inline)) struct th_task *pop_local(struct th
 
 /* A yield looks only at the worker's own queues: a yielder that is alone on
  * its worker goes on, as it would if it were queued and popped again, rather
- * than making its worker a thief. */
-static struct th_task *steal_yield_pop(struct th_runtime *rt, struct th_worker *w,
-				       const struct th_task *yielder)
+ * than making its worker a thief. With one worker its yielders wait in yq,
+ * which only it touches (no thief): queued at once. */
+static struct th_task *steal_yield_swap(struct th_runtime *rt, struct th_worker *w, struct th_task *yielder,
+					bool *queued)
 {
-	(void)yielder;
 	struct steal *s = rt->policy_data;
-	return pop_local(w, &s->w[w->index]);
+	struct steal_worker *me = &s->w[w->index];
+	struct th_task *t = pop_local(w, me);
+	if (t && rt->nworkers == 1) {
+		th_fifo_push(&me->yq, yielder);
+		*queued = true;
+	}
+	return t;
 }
 
 static struct th_task *steal_pop(struct th_runtime *rt, struct th_worker *w)
@@ -311,5 +317,5 @@ const struct th_policy th_policy_steal = {
 	.fini = steal_fini,
 	.push = steal_push,
 	.pop = steal_pop,
-	.yield_pop = steal_yield_pop,
+	.yield_swap = steal_yield_swap,
 };

@@ -45,6 +45,16 @@ static struct th_task *sticky_pop(struct th_runtime *rt, struct th_worker *w)
 	return th_lockq_pop(&q[w->index]);
 }
 
+/* A yielder's queue is its home's, which only its home (this worker) pops. */
+static struct th_task *sticky_yield_swap(struct th_runtime *rt, struct th_worker *w, struct th_task *yielder,
+					 bool *queued)
+{
+	struct th_lockq *q = rt->policy_data;
+	struct th_task *t = th_lockq_swap(&q[w->index], yielder);
+	*queued = t != NULL;
+	return t;
+}
+
 const struct th_policy th_policy_sticky = {
 	.name = "sticky",
 	.description = "a task stays on the worker it was placed on (no migration)",
@@ -52,4 +62,5 @@ const struct th_policy th_policy_sticky = {
 	.fini = sticky_fini,
 	.push = sticky_push,
 	.pop = sticky_pop,
+	.yield_swap = sticky_yield_swap,
 };

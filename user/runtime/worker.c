@@ -121,12 +121,14 @@ static inline struct th_task *policy_pop(struct th_runtime *rt, struct th_worker
 	return t;
 }
 
-/* Owner of w only, from the running `yielder`: the task to switch to, or NULL. */
+/* Owner of w only, from the running `yielder`: the task to switch to, or NULL;
+ * *queued: the policy has queued the yielder already (yield_swap). */
 static inline struct th_task *policy_yield_pop(struct th_runtime *rt, struct th_worker *w,
-					       struct th_task *yielder)
+					       struct th_task *yielder, bool *queued)
 {
 	const struct th_policy *p = rt->policy;
-	struct th_task *t = p->yield_pop ? p->yield_pop(rt, w, yielder) : p->pop(rt, w);
+	struct th_task *t = p->yield_swap ? p->yield_swap(rt, w, yielder, queued)
+			    : p->yield_pop ? p->yield_pop(rt, w, yielder) : p->pop(rt, w);
 	if (TH_CHECKS)
 		check_handed(rt, w, t, yielder);
 	return t;
@@ -275,11 +277,11 @@ static void check_push(struct th_runtime *rt, struct th_worker *self, struct th_
 	atomic_fetch_add_explicit(&rt->queued, 1, memory_order_relaxed);
 }
 
-/* Inlined where a yield requeues its yielder, which it does after every switch. */
-static inline __attribute__((always_inline)) void push_from(struct th_worker *self, struct th_task *t,
-							    enum th_why why)
+/* What a push does besides the policy's: t's state (checked in debug builds),
+ * and every worker's preemption tick back to one quantum if one was stretched. */
+static inline __attribute__((always_inline)) void mark_runnable(struct th_runtime *rt, struct th_worker *self,
+							       struct th_task *t, enum th_why why)
 {
-	struct th_runtime *rt = th__rt;
 	if (TH_CHECKS)
 		check_push(rt, self, t, why);
 	else
@@ -288,6 +290,14 @@ static inline __attribute__((always_inline)) void push_from(struct th_worker *se
 	if (rt->cfg.preempt_ns &&
 	    __builtin_expect(atomic_load_explicit(&rt->preempt_stretched, memory_order_relaxed) > 0, 0))
 		th__preempt_unstretch(rt);
+}
+
+/* Inlined where a yield requeues its yielder, which it does after every switch. */
+static inline __attribute__((always_inline)) void push_from(struct th_worker *self, struct th_task *t,
+							    enum th_why why)
+{
+	struct th_runtime *rt = th__rt;
+	mark_runnable(rt, self, t, why);
 	int target = rt->policy->push(rt, self, t, why);
 	TH_CHECK(target >= -1 && target < rt->nworkers, "policy %s: push answered worker %d (0..%d, or -1)",
 		 rt->policy->name, target, rt->nworkers - 1);
@@ -361,14 +371,15 @@ static inline __attribute__((always_inline)) void switch_away(struct th_os_threa
 
 /* Task t stops running for `why`; the worker goes straight on to `next`
  * (no stop in the scheduler loop, one context switch instead of two) or, if
- * NULL, to its loop. Returns when t runs again. */
+ * NULL, to its loop, and does `after` for t there (finish_switch: usually
+ * why; -1: nothing). Returns when t runs again. */
 static inline __attribute__((always_inline)) void leave_task(struct th_os_thread *m, struct th_task *t, int why,
-							    struct th_task *next)
+							    int after, struct th_task *next)
 {
 	uint64_t now = log_clock_for(m->p, next);
 	end_run(m, t, why, now);
 	m->prev = t;
-	m->prev_why = why;
+	m->prev_why = after;
 	begin_run(m, next, now);
 	switch_away(m, &t->ctx, next);
 }
@@ -485,22 +496,26 @@ void th__task_block(_Atomic int *lock)
 	if (!w)
 		leave_lost_task(m, t, TH_WHY_BLOCK);
 	else
-		leave_task(m, t, TH_WHY_BLOCK, policy_pop(w->rt, w));
+		leave_task(m, t, TH_WHY_BLOCK, TH_WHY_BLOCK, policy_pop(w->rt, w));
 }
 
 /* A yield ends the task's run (why: TH_WHY_YIELD, or TH_WHY_PREEMPT when
  * preempt.c yields for the task). If the policy has another task for this
  * worker, the worker switches to it directly and requeues the yielder after
- * the switch; if not, the yielder just goes on (a new run, as the run log
+ * the switch (or the policy's yield_swap already queued it where only this
+ * worker looks); if not, the yielder just goes on (a new run, as the run log
  * and the counters show), which is what a requeue and a pop would give. */
 static inline __attribute__((always_inline)) void yield_task(struct th_os_thread *m, struct th_worker *w,
 							    struct th_task *t, int why)
 {
 	struct th_runtime *rt = w->rt;
 	TH_CHECK(m->cur == t, "a yield of task %llu on a thread that runs another", (unsigned long long)t->id);
-	struct th_task *next = policy_yield_pop(rt, w, t);
+	bool queued = false;
+	struct th_task *next = policy_yield_pop(rt, w, t, &queued);
 	if (next) {
-		leave_task(m, t, why, next);
+		if (queued) /* no wake: it waits where only this worker, awake, looks */
+			mark_runnable(rt, w, t, TH_WHY_YIELD);
+		leave_task(m, t, why, queued ? -1 : why, next);
 		return;
 	}
 	if (why == TH_WHY_PREEMPT && !rt->policy->ticks_every_quantum)
