@@ -710,6 +710,36 @@ static void run_log_dates_a_stamp_the_same_whichever_drain_dates_it(void **state
 	th__ns_per_tick = saved_rate;
 }
 
+/* A drain dates its batch through a remembered segment (th__stamp_map_ns_near):
+ * it must give every stamp exactly the date the full lookup gives, in any order
+ * of stamps (a batch's stamps jump between segments: a task's start is often
+ * older than the previous run's end on another worker), outside the anchors too. */
+static void run_log_dating_through_a_remembered_segment_is_exact(void **state)
+{
+	(void)state;
+	double saved_rate = th__ns_per_tick;
+	th__ns_per_tick = 0.37;
+	struct th_stamp_map m = { 0 };
+	uint64_t ticks = 100000, ns = 7000000;
+	uint64_t x = 88172645463325252ull; /* xorshift: irregular anchor gaps and stamps */
+	for (int i = 0; i < 300; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		ticks += 1 + x % 5000;
+		ns += 1 + (x >> 20) % 2000;
+		assert_int_equal(th__stamp_map_add(&m, &(struct th_stamp_anchor){ ticks, ns }), 0);
+	}
+	struct th_stamp_seg seg = { .rate = 0 };
+	uint64_t stamp = 100000;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		/* mostly small steps forward, now and then a jump anywhere (or 0) */
+		stamp = x % 16 == 0 ? x % (ticks + 20000) : x % 16 == 1 ? 0 : stamp + x % 700;
+		assert_int_equal(th__stamp_map_ns_near(&m, &seg, stamp), th__stamp_map_ns(&m, stamp));
+	}
+	th__stamp_map_free(&m);
+	th__ns_per_tick = saved_rate;
+}
+
 /* Resident bytes of the mapping of the run-log area that starts at `start`,
  * or of the first one when start is 0 (*start then says which): -1 none. */
 static long area_rss_kb(unsigned long *start)
@@ -1100,6 +1130,7 @@ int main(void)
 		cmocka_unit_test_teardown(pinned_workers_run_on_their_own_cpu, stop_if_running),
 		cmocka_unit_test_teardown(run_log_stays_in_order_under_cpu_contention, stop_if_running),
 		cmocka_unit_test(run_log_dates_a_stamp_the_same_whichever_drain_dates_it),
+		cmocka_unit_test(run_log_dating_through_a_remembered_segment_is_exact),
 		cmocka_unit_test_teardown(an_attached_drainer_has_the_ring_mapped_by_the_first_logged_run, stop_if_running),
 		cmocka_unit_test_teardown(a_blocked_task_costs_one_mapping, stop_if_running),
 		cmocka_unit_test_teardown(workers_publish_the_running_task_in_their_slot, stop_if_running),

@@ -58,11 +58,12 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 void th__runlog_date(struct th_run_record *runs, size_t n, const struct th_stamp_map *map,
 		     uint64_t *last_ns)
 {
+	struct th_stamp_seg seg = { .rate = 0 };
 	for (size_t i = 0; i < n; i++) {
 		struct th_run_record *r = &runs[i];
-		r->start_ns = max_u64(th__stamp_map_ns(map, r->start_ns), *last_ns);
+		r->start_ns = max_u64(th__stamp_map_ns_near(map, &seg, r->start_ns), *last_ns);
 		if (!(r->reserved & TH_AREA_RUN_END_NS))
-			r->end_ns = th__stamp_map_ns(map, r->end_ns);
+			r->end_ns = th__stamp_map_ns_near(map, &seg, r->end_ns);
 		r->end_ns = max_u64(r->end_ns, r->start_ns);
 		*last_ns = r->end_ns;
 		r->reserved = 0;

@@ -86,8 +86,10 @@ static size_t segment_of(const struct th_stamp_map *m, uint64_t stamp)
 	return lo;
 }
 
-uint64_t th__stamp_map_ns(const struct th_stamp_map *m, uint64_t stamp)
+uint64_t th__stamp_map_ns_near(const struct th_stamp_map *m, struct th_stamp_seg *seg, uint64_t stamp)
 {
+	if (seg->rate > 0 && stamp >= seg->from.ticks && stamp < seg->to_ticks)
+		return along(&seg->from, seg->rate, stamp);
 	if (th__ns_per_tick <= 0 || stamp == 0)
 		return stamp; /* stamps are CLOCK_MONOTONIC already (tscclock.h); 0: none */
 	if (m->n == 0)
@@ -98,5 +100,14 @@ uint64_t th__stamp_map_ns(const struct th_stamp_map *m, uint64_t stamp)
 	if (stamp < first->ticks)
 		return along(first, m->n > 1 ? slope(first, last) : th__ns_per_tick, stamp);
 	size_t i = segment_of(m, stamp);
-	return along(&m->pt[i], slope(&m->pt[i], &m->pt[i + 1]), stamp);
+	double rate = slope(&m->pt[i], &m->pt[i + 1]);
+	if (rate > 0)
+		*seg = (struct th_stamp_seg){ .from = m->pt[i], .to_ticks = m->pt[i + 1].ticks, .rate = rate };
+	return along(&m->pt[i], rate, stamp);
+}
+
+uint64_t th__stamp_map_ns(const struct th_stamp_map *m, uint64_t stamp)
+{
+	struct th_stamp_seg seg = { .rate = 0 };
+	return th__stamp_map_ns_near(m, &seg, stamp);
 }
