@@ -216,7 +216,13 @@ static struct th_task *steal_runq(struct steal *s, struct th_worker *w, int v)
 		n += stealable(t);
 	long want = (n + 1) / 2;
 	struct th_fifo taken = { 0 }, left = { 0 };
-	for (struct th_task *t = th_fifo_pop(&lq->q); t; t = th_fifo_pop(&lq->q)) {
+	/* The split is built off to the side, and the queue's head stored once:
+	 * the owner peeks at head without the lock before it parks, and a head
+	 * emptied for a moment by popping each task here made it park on a queue
+	 * of sticky tasks that no one would wake it for (seen under qemu: 1 run in
+	 * 20 of test_policy_steal hung with a task in worker 0's runq). */
+	for (struct th_task *t = lq->q.head, *next; t; t = next) {
+		next = t->next;
 		if (taken.len < want && stealable(t))
 			th_fifo_push(&taken, t);
 		else
