@@ -16,7 +16,9 @@
 enum mode { OFF, RUNLOG, ON, USDT, NMODES };
 static const char *mode_name[NMODES] = { "off", "runlog", "on", "usdt" };
 
-#define REPEAT 3 /* x 3 modes x every policy: each darts run loads a recorder (about 0.6 s); keeps make bench under 5 minutes */
+/* x 3 modes x every policy: each darts run loads a recorder (about 0.6 s). 3 took
+ * make bench to 298-304 s on 2026-12-07 (this section 39 s of it); 2 keeps it under 5 minutes */
+#define REPEAT 2
 #define YIELDS 100000
 #define MAXPOL 8
 
@@ -128,7 +130,7 @@ static int dcmp(const void *a, const void *b)
 static double med(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), dcmp);
-	return v[n / 2];
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; /* of an even count: the middle two's mean */
 }
 
 static const enum mode darts_modes[] = { OFF, ON, USDT };
