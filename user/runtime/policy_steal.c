@@ -116,14 +116,11 @@ static bool need_thief(struct th_runtime *rt)
 	       atomic_load_explicit(&rt->nspinning, memory_order_relaxed) == 0;
 }
 
-/* A yielder (self ran t; if t is sticky, self is its home). */
+/* A yielder (self ran t; if t is sticky, self is its home) of a runtime with
+ * more than one worker: one worker's yielders go to yq in steal_yield_swap. */
 static inline int push_yielder(struct th_runtime *rt, struct steal *s, struct th_worker *self, struct th_task *t)
 {
 	struct steal_worker *me = &s->w[self->index];
-	if (rt->nworkers == 1) {
-		th_fifo_push(&me->yq, t);
-		return self->index;
-	}
 	/* Where thieves can see it: a worker may run a long slice next, and a
 	 * worker that falls idle meanwhile must be able to take the tasks
 	 * queued behind it (the darts experiment: 20 short tasks queued behind

@@ -312,6 +312,9 @@ void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
 
 /* ---- switching, continued ------------------------------------------------- */
 
+/* finish_switch's `why` when the task left needs nothing done after the switch. */
+#define NOTHING_AFTER (-1)
+
 /* A switch leaves work behind that the task we left cannot do itself: until
  * its registers are saved it is still on its stack, so no other worker may
  * get hold of it. Whatever runs next on this worker — another task or the
@@ -321,7 +324,7 @@ static inline __attribute__((always_inline)) void finish_switch(struct th_os_thr
 	struct th_task *p = m->prev;
 	int why = m->prev_why;
 	m->prev = NULL;
-	m->prev_why = -1;
+	m->prev_why = NOTHING_AFTER;
 	if (why == TH_WHY_YIELD || why == TH_WHY_PREEMPT) {
 		/* a thread that lost its worker requeues as if a plain thread woke it */
 		if (m->lost)
@@ -372,7 +375,7 @@ static inline __attribute__((always_inline)) void switch_away(struct th_os_threa
 /* Task t stops running for `why`; the worker goes straight on to `next`
  * (no stop in the scheduler loop, one context switch instead of two) or, if
  * NULL, to its loop, and does `after` for t there (finish_switch: usually
- * why; -1: nothing). Returns when t runs again. */
+ * why, or NOTHING_AFTER). Returns when t runs again. */
 static inline __attribute__((always_inline)) void leave_task(struct th_os_thread *m, struct th_task *t, int why,
 							    int after, struct th_task *next)
 {
@@ -515,7 +518,7 @@ static inline __attribute__((always_inline)) void yield_task(struct th_os_thread
 	if (next) {
 		if (queued) /* no wake: it waits where only this worker, awake, looks */
 			mark_runnable(rt, w, t, TH_WHY_YIELD);
-		leave_task(m, t, why, queued ? -1 : why, next);
+		leave_task(m, t, why, queued ? NOTHING_AFTER : why, next);
 		return;
 	}
 	if (why == TH_WHY_PREEMPT && !rt->policy->ticks_every_quantum)
