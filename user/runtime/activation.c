@@ -184,12 +184,11 @@ static uint32_t wait_taken(_Atomic uint32_t *st)
 
 /* The gate at every runtime call from a task (th__self_worker): a thread may
  * only act as its worker's owner after turning its state into RUNTIME, which
- * fails once a spare has taken the worker. */
+ * fails once a spare has taken the worker. worker_of has tried the fast path
+ * (act_gate.h) already: here are the cases it leaves, by compare-and-swap. */
 bool th__act_enter_runtime(struct th_os_thread *m)
 {
 	_Atomic uint32_t *st = state_word(m);
-	if (th__act_gate_fast(st))
-		return true;
 	uint32_t s = atomic_load_explicit(st, memory_order_acquire);
 	for (;;) {
 		if (s == TH_SLOT_TAKING) {

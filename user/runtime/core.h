@@ -67,8 +67,9 @@ int th__act_start(struct th_runtime *rt);
 void th__act_stop(struct th_runtime *rt);
 void th__act_free(struct th_runtime *rt);
 int th__act_init_threads(struct th_runtime *rt);
-/* m itself, entering the runtime from a task (worker_of): false when its
- * worker was taken while it blocked; then it must not touch its worker. */
+/* m itself, entering the runtime from a task (worker_of, after th__act_gate_fast
+ * failed): false when its worker was taken while it blocked; then it must not
+ * touch its worker. */
 bool th__act_enter_runtime(struct th_os_thread *m);
 /* The gate's fast path (act_gate.h): *st TASK -> RUNTIME by a load and a store
  * in an rseq critical section. true: done; false: *st was not TASK, the kernel
