@@ -15,7 +15,7 @@ static struct {
 	long yields, tasks;
 	int fib, reps;
 	const char *prefix; /* "" for the headline figures, "policy.NAME." otherwise */
-	const char *only;   /* one figure's name (for profiling), or NULL: all */
+	const char *only;   /* figures' names, comma-separated (profiling, extra rounds), or NULL: all */
 	int activations;    /* enum th_activations: what nothing blocking costs with them on */
 } opt = { "steal", 10000000, 1000000, 30, 3, "", NULL, TH_ACT_OFF };
 
@@ -171,15 +171,26 @@ static double best(double (*f)(void))
 	return b;
 }
 
+/* Is figure one of --only's comma-separated names (or is there no --only)? */
 static bool wanted(const char *figure)
 {
-	return !opt.only || strcmp(opt.only, figure) == 0;
+	if (!opt.only)
+		return true;
+	size_t n = strlen(figure);
+	for (const char *p = opt.only; *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == n && strncmp(p, figure, n) == 0)
+			return true;
+		p += len + (comma != NULL);
+	}
+	return false;
 }
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: th_micro [--policy NAME] [--yields N] [--tasks N] [--fib N] [--reps N] [--prefix P]\n"
-			"                [--only yield_ns|spawn_join_ns_1w|spawn_join_ns_2w|fib_ms|steal_share]\n"
+			"                [--only FIGURE[,FIGURE...]]  (yield_ns spawn_join_ns_1w spawn_join_ns_2w fib_ms steal_share)\n"
 			"                [--activations off|bpf|explicit|auto]\n"
 			"  e.g. th_micro --policy steal   (prints bench: yield_ns ... lines)\n");
 	return 2;
