@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "act_monitor.h"
@@ -209,3 +210,18 @@ const struct th_activation_backend rec_act_backend = {
 	.park = act_park,
 	.kick = act_kick,
 };
+
+int rec_act_prog_stats(unsigned long long *runs, unsigned long long *ns)
+{
+	*runs = *ns = 0;
+	if (!act.skel)
+		return -1;
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(act.skel->progs.act_switch), &info, &len) != 0)
+		return -1;
+	*runs = info.run_cnt;
+	*ns = info.run_time_ns;
+	return 0;
+}
