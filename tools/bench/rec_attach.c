@@ -17,9 +17,10 @@
 #include "record.h"
 #include "taskhop.h"
 
-/* 1e6 yields each: 2e6 runs fill a 262,144-run ring 8 times over; 5 repeats of 2e6
- * took two minutes of make bench's five (each recording's join at stop) */
-#define YIELDS 1000000
+/* 5e5 yields each: 1e6 runs fill a 262,144-run ring 4 times over. 5 repeats of 2e6
+ * took two minutes of make bench's five (each recording's join at stop); 3 of 2e6
+ * 43 s on the slower guest of 2026-12-07, where make bench took 291-344 s */
+#define YIELDS 500000
 #define REPEAT 3
 
 static void *yielder(void *arg)
