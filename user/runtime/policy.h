@@ -201,9 +201,10 @@ static inline struct th_task *th_lockq_swap(struct th_lockq *lq, struct th_task 
  * unlocked): true on every 61st pop of w, when the policy should look at its
  * other queues first, so that a queue that never empties (a task spawning or
  * yielding in a loop) cannot starve them. */
+#define TH_FAIR_EVERY 61
 static inline bool th_fair_turn(struct th_worker *w)
 {
-	if (++w->fair_tick < 61)
+	if (++w->fair_tick < TH_FAIR_EVERY)
 		return false;
 	w->fair_tick = 0;
 	return true;

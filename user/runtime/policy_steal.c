@@ -276,10 +276,6 @@ static inline __attribute__((always_inline)) struct th_task *pop_local(struct th
 	return NULL;
 }
 
-/* A yield looks only at the worker's own queues: a yielder that is alone on
- * its worker goes on, as it would if it were queued and popped again, rather
- * than making its worker a thief. With one worker its yielders wait in yq,
- * which only it touches (no thief): queued at once. */
 static __attribute__((noinline)) struct th_task *yield_swap_slow(struct th_runtime *rt, struct th_worker *w,
 								 struct steal_worker *me, struct th_task *yielder,
 								 bool *queued)
@@ -292,7 +288,12 @@ static __attribute__((noinline)) struct th_task *yield_swap_slow(struct th_runti
 	return t;
 }
 
-/* The first test is pop_local's answer where only yielders wait (a one-worker
+/* A yield looks only at the worker's own queues: a yielder that is alone on
+ * its worker goes on, as it would if it were queued and popped again, rather
+ * than making its worker a thief. With one worker its yielders wait in yq,
+ * which only it touches (no thief): queued at once.
+ *
+ * The first test is pop_local's answer where only yielders wait (a one-worker
  * yield loop: no fair turn due, deque and runq empty), kept a leaf so that
  * it saves no registers: 207 -> 191 instructions a yield (callgrind). */
 static struct th_task *steal_yield_swap(struct th_runtime *rt, struct th_worker *w, struct th_task *yielder,
@@ -300,7 +301,7 @@ static struct th_task *steal_yield_swap(struct th_runtime *rt, struct th_worker 
 {
 	struct steal *s = rt->policy_data;
 	struct steal_worker *me = &s->w[w->index];
-	if (rt->nworkers == 1 && w->fair_tick < 60 && th_deque_owner_empty(&me->dq) &&
+	if (rt->nworkers == 1 && w->fair_tick < TH_FAIR_EVERY - 1 && th_deque_owner_empty(&me->dq) &&
 	    !__atomic_load_n(&me->runq.q.head, __ATOMIC_RELAXED) && me->yq.head) {
 		w->fair_tick++; /* th_fair_turn's count, short of its turn */
 		struct th_task *t = th_fifo_pop(&me->yq);
