@@ -130,6 +130,21 @@ static inline struct th_task *th_fifo_pop(struct th_fifo *q)
 	return t;
 }
 
+/* Pops the head of q (not empty) and queues `back` at the tail in its place:
+ * a yield's rotation, in which len does not change. */
+static inline struct th_task *th_fifo_rotate(struct th_fifo *q, struct th_task *back)
+{
+	struct th_task *t = q->head, *next = t->next;
+	back->next = NULL;
+	if (next)
+		q->tail->next = back;
+	else
+		next = back; /* t was alone: back is all there is */
+	__atomic_store_n(&q->head, next, __ATOMIC_RELAXED);
+	q->tail = back;
+	return t;
+}
+
 static inline void th_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -321,8 +321,10 @@ void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
  * scheduler loop — does that work first thing after the switch. */
 static inline __attribute__((always_inline)) void finish_switch(struct th_os_thread *m)
 {
-	struct th_task *p = m->prev;
 	int why = m->prev_why;
+	if (why == NOTHING_AFTER) /* a yield the policy queued already: the common case */
+		return;
+	struct th_task *p = m->prev;
 	m->prev = NULL;
 	m->prev_why = NOTHING_AFTER;
 	if (why == TH_WHY_YIELD || why == TH_WHY_PREEMPT) {
@@ -381,7 +383,7 @@ static inline __attribute__((always_inline)) void leave_task(struct th_os_thread
 {
 	uint64_t now = log_clock_for(m->p, next);
 	end_run(m, t, why, now);
-	m->prev = t;
+	m->prev = after == NOTHING_AFTER ? NULL : t;
 	m->prev_why = after;
 	begin_run(m, next, now);
 	switch_away(m, &t->ctx, next);
@@ -529,24 +531,34 @@ static inline __attribute__((always_inline)) void yield_task(struct th_os_thread
 	enter_task(m);
 }
 
+/* th_yield from no worker: t (m's task) lost its worker while it blocked, or
+ * the caller is no worker's task (a kthread-policy task, or a plain thread).
+ * Out of line, so that th_yield's own path stays short. */
+static __attribute__((noinline, cold)) void yield_without_worker(struct th_os_thread *m, struct th_task *t)
+{
+	if (t) { /* requeue, retire */
+		t->yields++;
+		th__lost_yield(m);
+		return;
+	}
+	struct th_task *kt = th_self_task(); /* a kthread-policy task */
+	if (kt)
+		kt->yields++;
+	sched_yield();
+}
+
 void th_yield(void)
 {
 	bool preempt = th__nopreempt_begin();
 	struct th_os_thread *m = self_thread();
-	struct th_worker *w = worker_of(m);
 	struct th_task *t = m ? m->cur : NULL;
-	if (t && !w) { /* its worker was taken while it blocked: requeue, retire */
-		t->yields++;
-		th__lost_yield(m);
-	} else if (!t) {
-		struct th_task *kt = th_self_task(); /* a kthread-policy task */
-		if (kt)
-			kt->yields++;
-		sched_yield();
-	} else {
+	struct th_worker *w = t ? worker_of(m) : NULL;
+	if (__builtin_expect(w != NULL, 1)) {
 		t->yields++;
 		TH_PROBE_TASK_YIELD(t->id, w->index);
 		yield_task(m, w, t, TH_WHY_YIELD);
+	} else {
+		yield_without_worker(m, t);
 	}
 	th__nopreempt_end(preempt);
 }
