@@ -80,7 +80,18 @@ static inline void th__runlog_push(struct th_runlog *l, const struct th_area_run
 			return;
 		}
 	}
-	l->ring[h & l->mask] = *r;
+	/* Field by field, not `= *r`: a struct copy was built on the stack by
+	 * narrow stores and read back by 16-byte loads, which the CPU cannot
+	 * forward (a stall on every recorded switch). */
+	struct th_area_run *d = &l->ring[h & l->mask];
+	d->task_id = r->task_id;
+	d->start = r->start;
+	d->end = r->end;
+	d->worker = r->worker;
+	d->thread = r->thread;
+	d->why = r->why;
+	d->flags = r->flags;
+	d->pad = 0;
 	atomic_store_explicit(&l->head, h + 1, memory_order_release);
 }
 
