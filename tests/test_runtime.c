@@ -21,6 +21,7 @@
 
 #include "context.h"
 #include "lib/child.h"
+#include "runlog.h"
 #include "stampmap.h"
 #include "taskhop.h"
 #include "taskhop_abi.h"
@@ -740,6 +741,74 @@ static void run_log_dating_through_a_remembered_segment_is_exact(void **state)
 	th__ns_per_tick = saved_rate;
 }
 
+/* The dating a drain must give, each stamp through the full lookup: a run
+ * starts no earlier than the run before ended, and ends no earlier than it starts. */
+static void date_each_stamp(struct th_run_record *runs, size_t n, const struct th_stamp_map *m, uint64_t *last)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct th_run_record *r = &runs[i];
+		uint64_t start = th__stamp_map_ns(m, r->start_ns);
+		r->start_ns = start > *last ? start : *last;
+		if (!(r->reserved & TH_AREA_RUN_END_NS))
+			r->end_ns = th__stamp_map_ns(m, r->end_ns);
+		if (r->end_ns < r->start_ns)
+			r->end_ns = r->start_ns;
+		*last = r->end_ns;
+		r->reserved = 0;
+	}
+}
+
+/* th__runlog_date skips the conversion of a start that is the stamp which
+ * ended the run before (one reading per switch): the dates must be those of
+ * converting every stamp, also after an end the kernel dated (ns already, not
+ * a stamp), a stamp of 0 (none), and a start that jumps back. */
+static void run_log_dating_a_batch_equals_dating_each_stamp(void **state)
+{
+	(void)state;
+	double saved_rate = th__ns_per_tick;
+	th__ns_per_tick = 0.37;
+	struct th_stamp_map m = { 0 };
+	uint64_t ticks = 100000, ns = 7000000, x = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 100; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		ticks += 1 + x % 5000;
+		ns += 1 + (x >> 20) % 2000;
+		assert_int_equal(th__stamp_map_add(&m, &(struct th_stamp_anchor){ ticks, ns }), 0);
+	}
+	enum { N = 5000 };
+	static struct th_run_record fast[N], slow[N];
+	uint64_t stamp = 100500;
+	for (int i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		struct th_run_record *r = &fast[i];
+		/* mostly chained (start = the end before), now and then not */
+		r->start_ns = i > 0 && x % 8 != 0 ? fast[i - 1].end_ns : x % 8 == 0 && x % 3 == 0 ? 0 : stamp;
+		if (i > 0 && (fast[i - 1].reserved & TH_AREA_RUN_END_NS) && x % 2)
+			r->start_ns = fast[i - 1].end_ns; /* equal to an ns end, by chance */
+		stamp += x % 700;
+		if (x % 11 == 0)
+			stamp -= x % 300; /* a start read a hair early on another worker */
+		r->end_ns = stamp;
+		r->reserved = x % 13 == 0 ? TH_AREA_RUN_END_NS : 0;
+		if (r->reserved)
+			r->end_ns = 7000000 + x % 200000;
+	}
+	memcpy(slow, fast, sizeof(fast));
+	uint64_t last_fast = 0, last_slow = 0;
+	for (size_t at = 0; at < N; at += 128) { /* in a drain's batches */
+		size_t n = N - at < 128 ? N - at : 128;
+		th__runlog_date(fast + at, n, &m, &last_fast);
+		date_each_stamp(slow + at, n, &m, &last_slow);
+	}
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(fast[i].start_ns, slow[i].start_ns);
+		assert_int_equal(fast[i].end_ns, slow[i].end_ns);
+	}
+	assert_int_equal(last_fast, last_slow);
+	th__stamp_map_free(&m);
+	th__ns_per_tick = saved_rate;
+}
+
 /* Resident bytes of the mapping of the run-log area that starts at `start`,
  * or of the first one when start is 0 (*start then says which): -1 none. */
 static long area_rss_kb(unsigned long *start)
@@ -1131,6 +1200,7 @@ int main(void)
 		cmocka_unit_test_teardown(run_log_stays_in_order_under_cpu_contention, stop_if_running),
 		cmocka_unit_test(run_log_dates_a_stamp_the_same_whichever_drain_dates_it),
 		cmocka_unit_test(run_log_dating_through_a_remembered_segment_is_exact),
+		cmocka_unit_test(run_log_dating_a_batch_equals_dating_each_stamp),
 		cmocka_unit_test_teardown(an_attached_drainer_has_the_ring_mapped_by_the_first_logged_run, stop_if_running),
 		cmocka_unit_test_teardown(a_blocked_task_costs_one_mapping, stop_if_running),
 		cmocka_unit_test_teardown(workers_publish_the_running_task_in_their_slot, stop_if_running),

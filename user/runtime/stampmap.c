@@ -65,8 +65,7 @@ static double slope(const struct th_stamp_anchor *a, const struct th_stamp_ancho
 
 static uint64_t along(const struct th_stamp_anchor *a, double rate, uint64_t stamp)
 {
-	double ns = (double)a->ns + (double)(int64_t)(stamp - a->ticks) * rate;
-	return ns > 0 ? (uint64_t)(ns + 0.5) : 0;
+	return th__stamp_along(a, rate, stamp);
 }
 
 /* The last anchor at or before `stamp` (pt[0].ticks <= stamp < pt[n-1].ticks):
@@ -86,10 +85,8 @@ static size_t segment_of(const struct th_stamp_map *m, uint64_t stamp)
 	return lo;
 }
 
-uint64_t th__stamp_map_ns_near(const struct th_stamp_map *m, struct th_stamp_seg *seg, uint64_t stamp)
+uint64_t th__stamp_map_ns_search(const struct th_stamp_map *m, struct th_stamp_seg *seg, uint64_t stamp)
 {
-	if (seg->rate > 0 && stamp >= seg->from.ticks && stamp < seg->to_ticks)
-		return along(&seg->from, seg->rate, stamp);
 	if (th__ns_per_tick <= 0 || stamp == 0)
 		return stamp; /* stamps are CLOCK_MONOTONIC already (tscclock.h); 0: none */
 	if (m->n == 0)

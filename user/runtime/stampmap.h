@@ -40,7 +40,23 @@ struct th_stamp_seg {
 	uint64_t to_ticks;
 	double rate; /* 0: nothing remembered */
 };
-uint64_t th__stamp_map_ns_near(const struct th_stamp_map *m, struct th_stamp_seg *seg, uint64_t stamp);
+uint64_t th__stamp_map_ns_search(const struct th_stamp_map *m, struct th_stamp_seg *seg, uint64_t stamp);
+
+/* The date of `stamp` on the line through anchor a at `rate` ns a tick. */
+static inline uint64_t th__stamp_along(const struct th_stamp_anchor *a, double rate, uint64_t stamp)
+{
+	double ns = (double)a->ns + (double)(int64_t)(stamp - a->ticks) * rate;
+	return ns > 0 ? (uint64_t)(ns + 0.5) : 0;
+}
+
+/* Inline where the stamp is in *seg (a drain's usual case); else the search. */
+static inline uint64_t th__stamp_map_ns_near(const struct th_stamp_map *m, struct th_stamp_seg *seg,
+					     uint64_t stamp)
+{
+	if (seg->rate > 0 && stamp >= seg->from.ticks && stamp < seg->to_ticks)
+		return th__stamp_along(&seg->from, seg->rate, stamp);
+	return th__stamp_map_ns_search(m, seg, stamp);
+}
 void th__stamp_map_free(struct th_stamp_map *m);
 
 #endif
