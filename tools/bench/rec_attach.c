@@ -17,6 +17,7 @@
 
 #include "record.h"
 #include "taskhop.h"
+#include "tscclock.h"
 
 /* 5e5 yields each: 1e6 runs fill a 262,144-run ring 4 times over. 5 repeats of 2e6
  * took two minutes of make bench's five (each recording's join at stop); 3 of 2e6
@@ -216,6 +217,20 @@ static double job_self(const char *policy, double (*job)(void), int rec)
 	return ns;
 }
 
+#define READS 10000000
+
+/* ns per counter reading, the one a recorded switch adds (th__stamp_unordered;
+ * th__stamp where the task last ran on another worker): back to back, so each
+ * waits for the one before, as a switch's single reading does not. */
+static double counter_read_ns(int ordered)
+{
+	uint64_t sum = 0, t0 = th_now_ns();
+	for (int i = 0; i < READS; i++)
+		sum += ordered ? th__stamp() : th__stamp_unordered();
+	__asm__ volatile("" : : "r"(sum)); /* the readings are used */
+	return (double)(th_now_ns() - t0) / READS;
+}
+
 static double per_s(size_t n, uint64_t ns)
 {
 	return n && ns ? (double)n * 1e9 / (double)ns : 0;
@@ -292,6 +307,11 @@ int main(int argc, char **argv)
 	printf("bench: rec_self_yield_off_ns %.1f ns/yield\n", mso);
 	printf("bench: rec_self_yield_on_ns %.1f ns/yield\n", mson);
 	printf("bench: rec_self_yield_on_over_off %.2f x (goal <= 1.5)\n", mson / mso);
+	th__tscclock_calibrate();
+	double rd = counter_read_ns(0), rdo = counter_read_ns(1);
+	printf("bench: rec_counter_read_ns %.1f ns (ordered: %.1f ns)\n", rd, rdo);
+	printf("#   a recorded switch reads the counter once: alone that is %.2fx the unrecorded yield "
+	       "here (%.1f ns)\n", (mso + rd) / mso, mso);
 	double msp0 = med(sp0, REPEAT), msp1 = med(sp1, REPEAT);
 	printf("bench: rec_self_spawn_fetch_off_ns %.1f ns/task\n", msp0);
 	printf("bench: rec_self_spawn_fetch_on_ns %.1f ns/task\n", msp1);
