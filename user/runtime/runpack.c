@@ -91,10 +91,12 @@ int th__runpack_put(struct th_runpack *p, const struct th_run_record *runs, size
 	    th__bigbuf_reserve(&p->buf, p->bytes + n * TH_RUNPACK_MAX_BYTES) != 0)
 		return -1;
 	uint8_t *o = (uint8_t *)p->buf.p + p->bytes;
+	const struct th_run_record *last = &p->last; /* told against, not copied: a run's 40 bytes */
 	for (size_t i = 0; i < n; i++) {
-		o = put_run(o, &runs[i], &p->last);
-		p->last = runs[i];
+		o = put_run(o, &runs[i], last);
+		last = &runs[i];
 	}
+	p->last = runs[n - 1];
 	p->bytes = (size_t)(o - (uint8_t *)p->buf.p);
 	p->n += n;
 	return 0;
