@@ -616,8 +616,10 @@ static struct th_run_record *sorted_run_logs(size_t *total)
 	assert_int_equal(d0 + d1, 0);
 	struct th_run_record *all = malloc((n0 + n1 + 1) * sizeof(*all));
 	assert_non_null(all);
-	memcpy(all, l0, n0 * sizeof(*all));
-	memcpy(all + n0, l1, n1 * sizeof(*all));
+	if (n0) /* a worker that ran nothing has no log (NULL): memcpy must not get it */
+		memcpy(all, l0, n0 * sizeof(*all));
+	if (n1)
+		memcpy(all + n0, l1, n1 * sizeof(*all));
 	*total = n0 + n1;
 	qsort(all, *total, sizeof(*all), run_start_cmp);
 	return all;

@@ -3,6 +3,7 @@
  * th_ctx_trampoline, which calls entry(arg). */
 #define _GNU_SOURCE
 #include "context.h"
+#include "sanitizer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,8 +97,13 @@ int th_stack_map(struct th_stack *st, size_t size)
 
 void th_stack_unmap(struct th_stack *st)
 {
-	if (st->map)
+	/* ASan keeps the poison of frames that never returned (a task parked in
+	 * its stack loop) after the munmap: memory mapped there later (the next
+	 * runtime's run-log area, seen) would look like a stack's redzone. */
+	if (st->map) {
+		th_asan_unpoison(st->lo, (size_t)((char *)st->hi - (char *)st->lo));
 		munmap(st->map, st->map_size);
+	}
 	memset(st, 0, sizeof(*st));
 }
 
