@@ -190,7 +190,8 @@ static void snapshot_log(struct runlog *log, int workers)
 		size_t n;
 		uint64_t d;
 		const struct th_run_record *r = th_run_log(w, &n, &d);
-		memcpy(log->r + log->n, r, n * sizeof(*r));
+		if (n) /* a worker that ran nothing has no log (NULL) */
+			memcpy(log->r + log->n, r, n * sizeof(*r));
 		log->n += n;
 		log->dropped += d;
 	}
