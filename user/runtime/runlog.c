@@ -54,10 +54,9 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 
 /* A worker's runs follow each other, so their times never go back: an end
  * dated by the kernel (an activation's block) or a stamp read on another CPU
- * may sit a few ns off the map's next date, and is moved up to it. */
-/*
- * A run's start is almost always the counter reading that ended the run before
- * (one reading per switch): then its date is that end's, already moved up to
+ * may sit a few ns off the map's next date, and is moved up to it. A run's
+ * start is almost always the counter reading that ended the run before (one
+ * reading per switch): then its date is that end's, already moved up to
  * *last_ns, and the conversion (a third of a drain's time) is skipped. */
 void th__runlog_date(struct th_run_record *runs, size_t n, const struct th_stamp_map *map,
 		     uint64_t *last_ns)

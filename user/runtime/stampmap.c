@@ -63,11 +63,6 @@ static double slope(const struct th_stamp_anchor *a, const struct th_stamp_ancho
 	return (double)(b->ns - a->ns) / (double)(b->ticks - a->ticks);
 }
 
-static uint64_t along(const struct th_stamp_anchor *a, double rate, uint64_t stamp)
-{
-	return th__stamp_along(a, rate, stamp);
-}
-
 /* The last anchor at or before `stamp` (pt[0].ticks <= stamp < pt[n-1].ticks):
  * most stamps are recent, so the newest segment is tried first. */
 static size_t segment_of(const struct th_stamp_map *m, uint64_t stamp)
@@ -95,12 +90,12 @@ uint64_t th__stamp_map_ns_search(const struct th_stamp_map *m, struct th_stamp_s
 	if (stamp >= last->ticks)
 		return last->ns;
 	if (stamp < first->ticks)
-		return along(first, m->n > 1 ? slope(first, last) : th__ns_per_tick, stamp);
+		return th__stamp_along(first, m->n > 1 ? slope(first, last) : th__ns_per_tick, stamp);
 	size_t i = segment_of(m, stamp);
 	double rate = slope(&m->pt[i], &m->pt[i + 1]);
 	if (rate > 0)
 		*seg = (struct th_stamp_seg){ .from = m->pt[i], .to_ticks = m->pt[i + 1].ticks, .rate = rate };
-	return along(&m->pt[i], rate, stamp);
+	return th__stamp_along(&m->pt[i], rate, stamp);
 }
 
 uint64_t th__stamp_map_ns(const struct th_stamp_map *m, uint64_t stamp)
