@@ -205,9 +205,7 @@ static inline struct th_task *th_lockq_swap(struct th_lockq *lq, struct th_task 
 	if (!__atomic_load_n(&lq->q.head, __ATOMIC_RELAXED))
 		return NULL;
 	th_spin_lock(&lq->lock);
-	struct th_task *t = th_fifo_pop(&lq->q);
-	if (t)
-		th_fifo_push(&lq->q, back);
+	struct th_task *t = lq->q.head ? th_fifo_rotate(&lq->q, back) : NULL;
 	th_spin_unlock(&lq->lock);
 	return t;
 }
