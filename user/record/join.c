@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "join.h"
+#include "keysort.h"
 #include "taskhop.h"
 #include "taskhop_abi.h"
 
@@ -69,15 +70,6 @@ static int run_thread_cmp(const void *x, const void *y)
 	return c;
 }
 
-static int run_task_cmp(const void *x, const void *y)
-{
-	const struct th_rec_run *a = x, *b = y;
-	int c = CMP(a->pid, b->pid);
-	if (!c) c = CMP(a->task_id, b->task_id);
-	if (!c) c = CMP(a->start_ns, b->start_ns);
-	return c;
-}
-
 static int urun_task_cmp(const void *x, const void *y)
 {
 	const struct rec_usdt_run *a = x, *b = y;
@@ -104,16 +96,13 @@ static int worker_cmp(const void *x, const void *y)
 	return c;
 }
 
-/* Index of the first run of (pid, task) in runs sorted by (pid, task, start). */
-struct task_key { int pid; uint64_t task; uint64_t start; size_t idx; };
-
-static int tkey_cmp(const void *x, const void *y)
+/* 1 if p[0..n) is in cmp's order already (then sorting it again is wasted time). */
+static int is_sorted(const void *p, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-	const struct task_key *a = x, *b = y;
-	int c = CMP(a->pid, b->pid);
-	if (!c) c = CMP(a->task, b->task);
-	if (!c) c = CMP(a->start, b->start);
-	return c;
+	for (size_t i = 1; i < n; i++)
+		if (cmp((const char *)p + (i - 1) * size, (const char *)p + i * size) > 0)
+			return 0;
+	return 1;
 }
 
 /* ---- who is who ------------------------------------------------------------------- */
@@ -193,6 +182,8 @@ static void cross_check(struct vec *runs, const struct task_key *keys, size_t k,
 static int build_runs(const struct rec_scope *s, struct rec_collected *c, struct vec *runs)
 {
 	size_t nlog = runs->n, nu = c->uruns.n;
+	if (nu == 0)
+		return 0; /* no USDT runs: nothing to cross-check or to add */
 	struct task_key *keys = calloc(nlog + 1, sizeof(*keys));
 	if (!keys)
 		return -1;
@@ -200,7 +191,10 @@ static int build_runs(const struct rec_scope *s, struct rec_collected *c, struct
 		struct th_rec_run *x = VAT(*runs, struct th_rec_run, i);
 		keys[i] = (struct task_key){ x->pid, x->task_id, x->start_ns, i };
 	}
-	sort_n(keys, nlog, sizeof(*keys), tkey_cmp);
+	if (rec_sort_task_keys(keys, nlog) != 0) {
+		free(keys);
+		return -1;
+	}
 	sort_n(c->uruns.p, nu, sizeof(struct rec_usdt_run), urun_task_cmp);
 	const struct rec_usdt_run *u = c->uruns.p;
 	size_t k = 0;
@@ -305,22 +299,14 @@ struct run_acc {
 	uint64_t wait_max, wait_end; /* its largest single wait and when that wait ended */
 	uint64_t blocked_ns, blocks; /* switch-outs not runnable during the run */
 	uint64_t kmig;               /* kernel migrations of its thread charged to it */
+	size_t seg_lo, nsegs;        /* its stretches on a CPU: segs[seg_lo, seg_lo + nsegs) */
 };
 
-/* One stretch of a task on one CPU, in time order per task: the CPU sequence. */
+/* One stretch of a run on one CPU (an interval it overlaps), in time order within the
+ * run: taken in task order, the CPU sequence of each task. */
 struct seg {
-	int pid, tid, cpu;
-	uint64_t task, t;
+	int tid, cpu;
 };
-
-static int seg_cmp(const void *x, const void *y)
-{
-	const struct seg *a = x, *b = y;
-	int c = CMP(a->pid, b->pid);
-	if (!c) c = CMP(a->task, b->task);
-	if (!c) c = CMP(a->t, b->t);
-	return c;
-}
 
 /* Joins the runs of one thread [rlo, rhi) with its intervals [ilo, ihi). */
 static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo, size_t rhi,
@@ -330,6 +316,7 @@ static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo,
 		struct th_rec_run *x = &runs[k];
 		uint64_t s = x->start_ns, e = x->end_ns;
 		x->cpu = -1;
+		acc[k].seg_lo = segs->n;
 		for (size_t i = rec_first_ending_after(iv, ilo, ihi, s); i < ihi; i++) {
 			uint64_t is = iv[i].start;
 			if (is > e)
@@ -343,8 +330,9 @@ static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo,
 			struct seg *g = vec_push(segs);
 			if (!g)
 				return -1;
-			*g = (struct seg){ x->pid, x->tid, iv[i].cpu, x->task_id, a };
+			*g = (struct seg){ x->tid, iv[i].cpu };
 		}
+		acc[k].nsegs = segs->n - acc[k].seg_lo;
 	}
 	/* Run-queue wait before an interval goes to the run current when the thread got the
 	 * CPU back, or else to the first run the thread then started. */
@@ -475,80 +463,107 @@ const struct th_rec_task *rec_joined_task(const struct rec_joined *j, int pid, u
 	return find_task(&j->tasks, pid, id);
 }
 
-/* Runs in task order: the task entries (sorted by (pid, task), as they are made in
- * that order), runs, hops, yields and the per-run sums. runs are sorted by thread
- * here and acc follows them: an index sorted by task keeps the pairing. */
-static int fold_runs(struct vec *runv, const struct run_acc *acc, struct vec *tasks)
+/* One run's stretches on CPUs into its task's CPU sequence: migrations (and those where
+ * its thread stayed the same: the kernel moved it), CPUs visited, first and last CPU.
+ * *prev is the task's stretch before these (NULL: none yet). */
+static void fold_run_segments(struct th_rec_task *t, const struct seg *g, size_t n,
+			      const struct seg **prev)
 {
-	struct th_rec_run *runs = runv->p;
-	size_t n = runv->n;
-	struct task_key *idx = calloc(n + 1, sizeof(*idx));
-	if (!idx)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		idx[i] = (struct task_key){ runs[i].pid, runs[i].task_id, runs[i].start_ns, i };
-	sort_n(idx, n, sizeof(*idx), tkey_cmp);
-	int prev_worker = -1;
 	for (size_t i = 0; i < n; i++) {
-		struct th_rec_run *x = &runs[idx[i].idx];
-		struct th_rec_task *t = task_entry(tasks, x->pid, x->task_id);
-		if (!t) {
-			free(idx);
-			return -1;
-		}
-		if (t->runs && x->worker != prev_worker)
-			t->worker_hops++;
-		if (!t->runs)
-			t->first_worker = x->worker;
-		t->last_worker = prev_worker = x->worker;
-		t->runs++;
-		t->yields += x->why == TH_WHY_YIELD;
-		t->done_ns = x->why == TH_WHY_DONE ? x->end_ns : 0;
-		const struct run_acc *a = &acc[idx[i].idx];
-		t->on_cpu_ns += a->on_ns;
-		t->runq_wait_ns += a->wait_ns;
-		t->preemptions += a->preempt;
-		t->kernel_blocked_ns += a->blocked_ns;
-		t->kernel_blocks += a->blocks;
-		t->cpu_migrations_kernel += a->kmig;
-		x->on_cpu_ns = a->on_ns;
-		x->runq_wait_ns = a->wait_ns;
-		x->runq_wait_end_ns = a->wait_end;
-		if (a->wait_ns > t->max_runq_wait_ns) { /* the first run wins a tie */
-			t->max_runq_wait_ns = a->wait_ns;
-			t->max_runq_wait_at_ns = a->wait_end;
-		}
-	}
-	free(idx);
-	return 0;
-}
-
-/* The CPU sequence of each task: migrations (and those where its thread stayed the
- * same: the kernel moved it), CPUs visited, first and last CPU. */
-static void fold_segments(struct vec *segs, const struct vec *tasks)
-{
-	sort_n(segs->p, segs->n, sizeof(struct seg), seg_cmp);
-	for (size_t i = 0; i < segs->n; i++) {
-		struct seg *g = VAT(*segs, struct seg, i);
-		struct th_rec_task *t = find_task(tasks, g->pid, g->task);
-		if (!t || g->cpu < 0 || g->cpu >= TH_REC_MAX_CPUS)
+		const struct seg *p = *prev;
+		int cpu = g[i].cpu;
+		*prev = &g[i]; /* the next stretch compares with this one, even if it is skipped */
+		if (cpu < 0 || cpu >= TH_REC_MAX_CPUS)
 			continue;
-		if (i > 0) {
-			struct seg *p = VAT(*segs, struct seg, i - 1);
-			if (p->pid == g->pid && p->task == g->task && p->cpu != g->cpu) {
-				t->cpu_migrations++;
-				if (p->tid == g->tid) /* same worker thread: the kernel moved it */
-					t->worker_cpu_changes++;
-			}
+		if (p && p->cpu != cpu) {
+			t->cpu_migrations++;
+			if (p->tid == g[i].tid) /* same worker thread: the kernel moved it */
+				t->worker_cpu_changes++;
 		}
-		if (!(t->cpu_mask[g->cpu / 64] & (1ull << (g->cpu % 64)))) {
-			t->cpu_mask[g->cpu / 64] |= 1ull << (g->cpu % 64);
+		if (!(t->cpu_mask[cpu / 64] & (1ull << (cpu % 64)))) {
+			t->cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
 			t->ncpus_visited++;
 		}
 		if (t->first_cpu < 0)
-			t->first_cpu = g->cpu;
-		t->last_cpu = g->cpu;
+			t->first_cpu = cpu;
+		t->last_cpu = cpu;
 	}
+}
+
+/* One run (in task order) into its task's entry, and the per-run sums into the run. */
+static void fold_run(struct th_rec_task *t, struct th_rec_run *x, const struct run_acc *a,
+		     int prev_worker)
+{
+	if (t->runs && x->worker != prev_worker)
+		t->worker_hops++;
+	if (!t->runs)
+		t->first_worker = x->worker;
+	t->last_worker = x->worker;
+	t->runs++;
+	t->yields += x->why == TH_WHY_YIELD;
+	t->done_ns = x->why == TH_WHY_DONE ? x->end_ns : 0;
+	t->on_cpu_ns += a->on_ns;
+	t->runq_wait_ns += a->wait_ns;
+	t->preemptions += a->preempt;
+	t->kernel_blocked_ns += a->blocked_ns;
+	t->kernel_blocks += a->blocks;
+	t->cpu_migrations_kernel += a->kmig;
+	x->on_cpu_ns = a->on_ns;
+	x->runq_wait_ns = a->wait_ns;
+	x->runq_wait_end_ns = a->wait_end;
+	if (a->wait_ns > t->max_runq_wait_ns) { /* the first run wins a tie */
+		t->max_runq_wait_ns = a->wait_ns;
+		t->max_runq_wait_at_ns = a->wait_end;
+	}
+}
+
+/* Runs in task order: the task entries (sorted by (pid, task), as they are made in
+ * that order), runs, hops, yields, CPU sequences and the per-run sums. runs come sorted
+ * by thread, with acc and the stretches in that order; they leave in task order, (pid,
+ * task, start), as timelines want them, copied as they are folded: one pass that reads
+ * each run once, where it is, and writes the new order in sequence. */
+static int fold_runs(struct vec *runv, const struct run_acc *acc, const struct vec *segv,
+		     struct vec *tasks)
+{
+	const struct th_rec_run *runs = runv->p;
+	size_t n = runv->n;
+	struct vec sorted = VEC(struct th_rec_run);
+	struct task_key *idx = calloc(n + 1, sizeof(*idx));
+	if (!idx || vec_reserve(&sorted, n) != 0) {
+		free(idx);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = (struct task_key){ runs[i].pid, runs[i].task_id, runs[i].start_ns, i };
+	if (rec_sort_task_keys(idx, n) != 0)
+		goto oom;
+	struct th_rec_run *dst = sorted.p;
+	const struct seg *segs = segv->p, *prev_seg = NULL;
+	struct th_rec_task *cur = NULL;
+	int prev_worker = -1;
+	for (size_t i = 0; i < n; i++) {
+		struct th_rec_run *x = &dst[i];
+		*x = runs[idx[i].idx];
+		struct th_rec_task *t = task_entry(tasks, x->pid, x->task_id);
+		if (!t)
+			goto oom;
+		if (t != cur)
+			prev_seg = NULL;
+		cur = t;
+		const struct run_acc *a = &acc[idx[i].idx];
+		fold_run(t, x, a, prev_worker);
+		prev_worker = x->worker;
+		fold_run_segments(t, segs + a->seg_lo, a->nsegs, &prev_seg);
+	}
+	free(idx);
+	sorted.n = n;
+	vec_free(runv);
+	*runv = sorted;
+	return 0;
+oom:
+	free(idx);
+	vec_free(&sorted);
+	return -1;
 }
 
 /* Who spawned each task, and the USDT cross-check: runs and worker hops as the probes
@@ -601,6 +616,22 @@ static void thread_figures(const struct rec_scope *s, const struct rec_ival *iv,
 	x->off_cpu_ns = span > x->on_cpu_ns ? span - x->on_cpu_ns : 0;
 }
 
+/* The first run of thread (pid, tid) in runs sorted by (pid, tid, start), or where it
+ * would be. */
+static size_t first_run_of(const struct vec *runv, int pid, int tid)
+{
+	const struct th_rec_run *runs = runv->p;
+	size_t lo = 0, hi = runv->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (runs[mid].pid < pid || (runs[mid].pid == pid && runs[mid].tid < tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* An entry per followed thread that is a worker's, a runtime thread or ran a task. */
 static int worker_figures(const struct rec_scope *s, const struct rec_collected *c,
 			  const struct vec *runv, const struct run_acc *acc, const struct vec *ivals,
@@ -616,12 +647,12 @@ static int worker_figures(const struct rec_scope *s, const struct rec_collected 
 		int thread = thread_of(s, iv[i].pid, iv[i].tid);
 		int has_runs = 0;
 		uint64_t blocked_ns = 0, blocks = 0;
-		for (size_t k = 0; k < runv->n; k++)
-			if (runs[k].pid == iv[i].pid && runs[k].tid == iv[i].tid) {
-				has_runs = 1;
-				blocked_ns += acc[k].blocked_ns;
-				blocks += acc[k].blocks;
-			}
+		for (size_t k = first_run_of(runv, iv[i].pid, iv[i].tid);
+		     k < runv->n && runs[k].pid == iv[i].pid && runs[k].tid == iv[i].tid; k++) {
+			has_runs = 1;
+			blocked_ns += acc[k].blocked_ns;
+			blocks += acc[k].blocks;
+		}
 		if (w >= 0 || thread >= 0 || has_runs) {
 			struct th_rec_worker *x = vec_push(workers);
 			if (!x)
@@ -641,7 +672,8 @@ static int worker_figures(const struct rec_scope *s, const struct rec_collected 
 
 /* ---- the join ---------------------------------------------------------------------- */
 
-/* The runs with their CPUs and figures, then tasks and workers, into out. */
+/* The runs with their CPUs and figures, then workers and tasks, into out; the runs end
+ * in task order. */
 static int figures(const struct rec_scope *s, const struct rec_collected *c, struct rec_joined *out)
 {
 	sort_n(out->runs.p, out->runs.n, sizeof(struct th_rec_run), run_thread_cmp);
@@ -652,13 +684,12 @@ static int figures(const struct rec_scope *s, const struct rec_collected *c, str
 		rc = join_threads(&out->runs, &out->ivals, acc, &segs);
 	if (rc == 0) {
 		charge_migrations(&out->runs, &out->migs, acc);
-		rc = fold_runs(&out->runs, acc, &out->tasks);
-	}
-	if (rc == 0) {
-		fold_segments(&segs, &out->tasks);
-		fold_usdt(c, &out->tasks);
 		rc = worker_figures(s, c, &out->runs, acc, &out->ivals, &out->workers);
 	}
+	if (rc == 0)
+		rc = fold_runs(&out->runs, acc, &segs, &out->tasks);
+	if (rc == 0)
+		fold_usdt(c, &out->tasks);
 	free(acc);
 	vec_free(&segs);
 	return rc;
@@ -690,10 +721,9 @@ int rec_join(const struct rec_scope *s, struct rec_collected *c, struct rec_join
 	}
 	if (figures(s, c, out) != 0)
 		goto oom;
-	sort_n(out->tasks.p, out->tasks.n, sizeof(struct th_rec_task), task_cmp);
+	if (!is_sorted(out->tasks.p, out->tasks.n, sizeof(struct th_rec_task), task_cmp))
+		sort_n(out->tasks.p, out->tasks.n, sizeof(struct th_rec_task), task_cmp);
 	sort_n(out->workers.p, out->workers.n, sizeof(struct th_rec_worker), worker_cmp);
-	/* timelines want runs in time order */
-	sort_n(out->runs.p, out->runs.n, sizeof(struct th_rec_run), run_task_cmp);
 	return 0;
 oom:
 	rec_joined_free(out);
