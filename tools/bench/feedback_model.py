@@ -5,9 +5,14 @@ does (1.5 x the median attained time of the last 16 finished tasks, 50 ms until 
 spawn orders, with and without preemption.
 
 usage: feedback_model.py [--small MS] [--large MS] [--count K] [--workers W] [--preempt MS]
-Defaults: darts' sizes on an idle machine here (1e7 draws ~ 11 ms, 1e9 ~ 1100 ms)."""
+                         [--spread LO,HI]
+Defaults: darts' sizes on an idle machine here (1e7 draws ~ 11 ms, 1e9 ~ 1100 ms).
+--spread: each short task's size drawn uniformly from [LO, HI] ms instead (the mean of 30
+seeded trials), as identical tasks measure on a VM whose speed drifts: 14 to 27 ms for
+1e7 draws within one darts run on the 2026-12 test guest."""
 import argparse
 import heapq
+import random
 
 from darts_model import spt_mean
 
@@ -84,6 +89,15 @@ def simulate(sizes, workers, q0, preempt, levels=8):
     return sum(done) / n
 
 
+def ratios(smalls, large, workers, q0, preempt):
+    """mean completion over the SPT bound: long task last and first with preemption, and
+    first without."""
+    last, first = smalls + [large], [large] + smalls
+    return [simulate(last, workers, q0, preempt) / spt_mean(last, workers),
+            simulate(first, workers, q0, preempt) / spt_mean(first, workers),
+            simulate(first, workers, q0, 0) / spt_mean(first, workers)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", type=float, default=11.0)
@@ -91,15 +105,22 @@ def main():
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--preempt", type=float, default=1.0)
+    ap.add_argument("--spread", help="LO,HI: short tasks' sizes uniform in [LO, HI] ms")
     a = ap.parse_args()
-    last = [a.small] * a.count + [a.large]
-    first = [a.large] + [a.small] * a.count
-    ideal = spt_mean(last, a.workers)
+    trials = [[a.small] * a.count]
+    if a.spread:
+        try:
+            lo, hi = (float(x) for x in a.spread.split(","))
+        except ValueError:
+            ap.error("--spread takes LO,HI in ms, e.g. 14,27")
+        if not 0 < lo <= hi:
+            ap.error("--spread: need 0 < LO <= HI")
+        rng = random.Random(1)
+        trials = [[rng.uniform(lo, hi) for _ in range(a.count)] for _ in range(30)]
     print(f"{'q0 ms':>6} {'last, preempt':>14} {'first, preempt':>15} {'first, none':>12}")
     for q0 in (5, 10, 20, 30, 40, 50, 75, 100, 200, None):
-        r = [simulate(last, a.workers, q0, a.preempt) / ideal,
-             simulate(first, a.workers, q0, a.preempt) / ideal,
-             simulate(first, a.workers, q0, 0) / ideal]
+        per = [ratios(smalls, a.large, a.workers, q0, a.preempt) for smalls in trials]
+        r = [sum(x[i] for x in per) / len(per) for i in range(3)]
         name = "learn" if q0 is None else q0
         print(f"{name:>6} {r[0]:>14.3f} {r[1]:>15.3f} {r[2]:>12.3f}")
 
