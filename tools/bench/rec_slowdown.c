@@ -19,6 +19,14 @@ static const char *mode_name[NMODES] = { "off", "runlog", "on", "usdt" };
 /* x 3 modes x every policy: each darts run loads a recorder (about 0.6 s). 3 took
  * make bench to 298-304 s on 2026-12-07 (this section 39 s of it); 2 keeps it under 5 minutes */
 #define REPEAT 2
+/* USDT runs once: each recording with USDT probes ends with about 2.2 s of the kernel
+ * unregistering its 20 uprobes, one at a time (about 100 ms each, one RCU grace period
+ * after another; closing them from parallel threads did not overlap them). A second
+ * USDT repeat cost make bench 11 s for figures 100 times off the others anyway. */
+static int runs_of(int m)
+{
+	return m == USDT ? 1 : REPEAT;
+}
 #define YIELDS 100000
 #define MAXPOL 8
 
@@ -157,17 +165,20 @@ int main(void)
 	/* interleaved, so that drift in the machine's load hits every mode alike */
 	for (int i = 0; i < REPEAT; i++) {
 		for (int m = 0; m < NMODES; m++)
-			y[m][i] = yield_once((enum mode)m);
+			if (i < runs_of(m))
+				y[m][i] = yield_once((enum mode)m);
 		for (int p = 0; p < np; p++)
 			for (size_t k = 0; k < sizeof(darts_modes) / sizeof(darts_modes[0]); k++) {
 				enum mode m = darts_modes[k];
+				if (i >= runs_of(m))
+					continue;
 				darts_once(pol[p], m, &dw[p][m][i], &dc[p][m][i], &dmc[p][m][i]);
 			}
 	}
-	printf("# rec_slowdown: medians of %d runs, 2 workers; darts = 20 x 1e6 + 1 x 1e8 draws; "
-	       "cpu = process user+system time\n", REPEAT);
+	printf("# rec_slowdown: medians of %d runs (usdt: %d), 2 workers; darts = 20 x 1e6 + 1 x 1e8 "
+	       "draws; cpu = process user+system time\n", REPEAT, runs_of(USDT));
 	for (int m = 0; m < NMODES; m++) {
-		ym[m] = med(y[m], REPEAT);
+		ym[m] = med(y[m], runs_of(m));
 		printf("bench: rec_yield_%s_ns %.1f ns/yield\n", mode_name[m], ym[m]);
 	}
 	for (int m = 1; m < NMODES; m++)
@@ -175,9 +186,9 @@ int main(void)
 	for (int p = 0; p < np; p++) {
 		for (size_t k = 0; k < sizeof(darts_modes) / sizeof(darts_modes[0]); k++) {
 			enum mode m = darts_modes[k];
-			wm[p][m] = med(dw[p][m], REPEAT);
-			cm[p][m] = med(dc[p][m], REPEAT);
-			mm[p][m] = med(dmc[p][m], REPEAT);
+			wm[p][m] = med(dw[p][m], runs_of(m));
+			cm[p][m] = med(dc[p][m], runs_of(m));
+			mm[p][m] = med(dmc[p][m], runs_of(m));
 			printf("bench: rec_darts_%s_%s_wall_ms %.1f ms\n", pol[p], mode_name[m], wm[p][m]);
 			printf("bench: rec_darts_%s_%s_cpu_ms %.1f ms\n", pol[p], mode_name[m], cm[p][m]);
 			printf("bench: rec_darts_%s_%s_mean_completion_ms %.1f ms\n", pol[p], mode_name[m], mm[p][m]);
