@@ -18,7 +18,7 @@ A64_LDLIBS := -lhwloc -lpthread -lm -ljson-c
 # The suites that need no kernel of their own: qemu-user emulates a process, not a
 # kernel, so the BPF suites (test_record*) cannot load anything there.
 # test_policy_plugin loads plugins that tests/plugins.mk builds for the host only.
-A64_TEST_NAMES := test_runtime test_deque \
+A64_TEST_NAMES := test_runtime test_deque test_fpenv \
 	$(filter-out test_policy_plugin,$(notdir $(basename $(wildcard tests/test_policy*.c))))
 A64_TESTS := $(addprefix $(A64)/tests/,$(A64_TEST_NAMES))
 A64_SKIPPED := $(filter-out $(A64_TEST_NAMES),$(notdir $(basename $(TEST_SRC))))

@@ -1,16 +1,19 @@
 /* context_aarch64.S — the task switch for arm64 (AAPCS64), the twin of context_x86_64.S.
- * Saves what the ABI says a callee must preserve: x19-x29, lr, d8-d15 and FPCR. */
+ * Saves what the ABI says a callee must preserve: x19-x29, lr, d8-d15;
+ * th_ctx_switch_fpenv also FPCR (cfg.task_fpenv), th_ctx_switch leaves it to the thread. */
 #if defined(__aarch64__)
-/* The frame th_ctx_switch leaves below sp, and th_ctx_make builds (context_aarch64.c):
+/* The frame both leave below sp, and th_ctx_make builds (context_aarch64.c):
  *   0 x19 x20 | 16 x21 x22 | 32 x23 x24 | 48 x25 x26 | 64 x27 x28 | 80 x29 lr
  *  96 d8 d9  | 112 d10 d11 | 128 d12 d13 | 144 d14 d15 | 160 fpcr, pad  (176, 16-aligned) */
 	.text
-	.globl th_ctx_switch
-	.hidden th_ctx_switch
-	.type th_ctx_switch, %function
+
+/* void NAME(struct th_ctx *from (x0), const struct th_ctx *to (x1)) */
+.macro SWITCH name, fpenv
+	.globl \name
+	.hidden \name
+	.type \name, %function
 	.p2align 4
-/* void th_ctx_switch(struct th_ctx *from (x0), const struct th_ctx *to (x1)) */
-th_ctx_switch:
+\name:
 	.cfi_startproc
 	sub sp, sp, #176
 	stp x19, x20, [sp, #0]
@@ -23,14 +26,18 @@ th_ctx_switch:
 	stp d10, d11, [sp, #112]
 	stp d12, d13, [sp, #128]
 	stp d14, d15, [sp, #144]
+.if \fpenv
 	mrs x9, fpcr
 	str x9, [sp, #160]
+.endif
 	mov x9, sp
 	str x9, [x0]
 	ldr x9, [x1]
 	mov sp, x9
+.if \fpenv
 	ldr x9, [sp, #160]
 	msr fpcr, x9
+.endif
 	ldp x19, x20, [sp, #0]
 	ldp x21, x22, [sp, #16]
 	ldp x23, x24, [sp, #32]
@@ -44,7 +51,11 @@ th_ctx_switch:
 	add sp, sp, #176
 	ret
 	.cfi_endproc
-	.size th_ctx_switch, .-th_ctx_switch
+	.size \name, .-\name
+.endm
+
+	SWITCH th_ctx_switch, 0
+	SWITCH th_ctx_switch_fpenv, 1
 
 /* First code a new task runs: th_ctx_make left entry in x19, arg in x20, and
  * sp at the 16-aligned stack top. lr is undefined: backtraces stop here. */

@@ -23,6 +23,7 @@ struct th_os_thread {
 	struct th_worker *p;       /* the worker it serves, NULL: a parked spare */
 	bool act;                  /* activations on: keep *state up to date */
 	bool lost;                 /* its worker was taken while it was blocked */
+	bool fpenv;                /* cfg.task_fpenv: switch with th_ctx_switch_fpenv */
 	struct th_ctx sched_ctx;   /* the thread's own stack: the scheduler loop */
 	struct th_task *cur;       /* task running now, or NULL */
 	/* What the last switch left for the next one to run here to finish

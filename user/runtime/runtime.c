@@ -134,6 +134,7 @@ static int init_threads(struct th_runtime *rt)
 		m->index = i;
 		m->rt = rt;
 		m->p = i < rt->nworkers ? &rt->workers[i] : NULL;
+		m->fpenv = rt->cfg.task_fpenv;
 		m->act_slot = &m->own_line.s;
 	}
 	return th__act_init_threads(rt);

@@ -53,6 +53,14 @@ struct th_config {
 	uint64_t preempt_ns;
 	int activations;        /* enum th_activations; 0 = off */
 	int max_spares;         /* spare threads for activations; 0 = as many as workers */
+	/* The floating-point control state (x86-64: MXCSR's rounding mode and
+	 * exception masks, the x87 control word; arm64: FPCR). false: a worker's
+	 * tasks share its thread's, and a task that changes it (fesetround,
+	 * feenableexcept) must put it back before it yields, blocks, fetches or
+	 * returns. true: each task keeps its own across switches, about 2 ns more
+	 * a switch. A new task starts with the state of the thread that first
+	 * runs it. */
+	bool task_fpenv;
 };
 
 /* Defaults: all online CPUs, "shared", unpinned, 256 KiB stacks, seed 1,

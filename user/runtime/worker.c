@@ -358,16 +358,21 @@ static inline __attribute__((always_inline)) void switch_away(struct th_os_threa
 							     struct th_task *to)
 {
 	void *fake = NULL;
+	const struct th_ctx *ctx;
 	if (to) {
 		ensure_stack(m->p, to);
 		th_san_start_switch(&fake, to->stack.lo, (size_t)((char *)to->stack.hi - (char *)to->stack.lo));
 		th_tsan_switch(to->stack.tsan_fiber);
-		th_ctx_switch(save, &to->ctx);
+		ctx = &to->ctx;
 	} else {
 		th_san_start_switch(&fake, m->stack_bottom, m->stack_size);
 		th_tsan_switch(m->tsan_fiber);
-		th_ctx_switch(save, &m->sched_ctx);
+		ctx = &m->sched_ctx;
 	}
+	if (__builtin_expect(m->fpenv, 0))
+		th_ctx_switch_fpenv(save, ctx);
+	else
+		th_ctx_switch(save, ctx);
 	th_san_finish_switch(fake);
 	struct th_os_thread *self = self_thread();
 	finish_switch(self);
