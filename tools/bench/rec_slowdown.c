@@ -22,7 +22,8 @@ static const char *mode_name[NMODES] = { "off", "runlog", "on", "usdt" };
 /* USDT runs once: each recording with USDT probes ends with about 2.2 s of the kernel
  * unregistering its 20 uprobes, one at a time (about 100 ms each, one RCU grace period
  * after another; closing them from parallel threads did not overlap them). A second
- * USDT repeat cost make bench 11 s for figures 100 times off the others anyway. */
+ * USDT repeat cost make bench 11 s, for figures (4-5 us a yield, a hundred times the
+ * others) that one reading gives well enough. */
 static int runs_of(int m)
 {
 	return m == USDT ? 1 : REPEAT;

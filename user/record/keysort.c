@@ -87,7 +87,8 @@ static size_t pid_rank(const int *pids, int np, int pid)
 static void sort_groups_by_start(struct task_key *k, size_t n)
 {
 	for (size_t i = 0; i < n;) {
-		size_t j = i + 1, sorted = 1;
+		size_t j = i + 1;
+		int sorted = 1;
 		for (; j < n && k[j].pid == k[i].pid && k[j].task == k[i].task; j++)
 			sorted &= k[j - 1].start <= k[j].start;
 		if (!sorted && j - i <= SMALL_GROUP) {
