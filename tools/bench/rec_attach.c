@@ -19,7 +19,7 @@
 #include "taskhop.h"
 #include "tscclock.h"
 
-/* 5e5 yields each: 1e6 runs fill a 262,144-run ring 4 times over. 5 repeats of 2e6
+/* 5e5 yields each: 1e6 runs, one lap of a 2-worker process's ring. 5 repeats of 2e6
  * took two minutes of make bench's five (each recording's join at stop); 3 of 2e6
  * 43 s on the slower guest of 2026-12-07, where make bench took 291-344 s */
 #define YIELDS 500000
@@ -27,23 +27,29 @@
 
 static void *yielder(void *arg)
 {
-	(void)arg;
-	for (int i = 0; i < YIELDS; i++)
+	long n = (long)(intptr_t)arg;
+	for (long i = 0; i < n; i++)
 		th_yield();
 	return NULL;
 }
 
 /* ns per yield: two sticky tasks on worker 0 of 2 taking turns (rec_slowdown's loop). */
-static double yield_loop(void)
+static double yield_loop_of(long yields)
 {
 	uint64_t t0 = th_now_ns();
-	th_task *a = th_spawn_on(0, yielder, NULL), *b = th_spawn_on(0, yielder, NULL);
+	void *n = (void *)(intptr_t)yields;
+	th_task *a = th_spawn_on(0, yielder, n), *b = th_spawn_on(0, yielder, n);
 	th_wait(a);
 	th_wait(b);
-	double ns = (double)(th_now_ns() - t0) / (2.0 * YIELDS);
+	double ns = (double)(th_now_ns() - t0) / (2.0 * (double)yields);
 	th_task_free(a);
 	th_task_free(b);
 	return ns;
+}
+
+static double yield_loop(void)
+{
+	return yield_loop_of(YIELDS);
 }
 
 static void *fib(void *arg)
@@ -96,27 +102,36 @@ static long peak_rss_kb(pid_t pid)
 }
 
 /* The target: starts its runtime (no run log of its own), says so on `ready`,
- * waits for a byte on `go`, runs the job and writes its figure to `ready`. */
+ * waits for a byte on `go`, runs the job and writes its figures to `ready`.
+ * The yield job runs its loop twice and reports both: the first is the ring's
+ * first lap after the recorder attached (1e6 runs, the ring's size), and it is
+ * slower (17-42 ns a yield where the second read 13-21 here): it maps the
+ * ring's pages into this process (th__runlog_map_ring, 12-15 ms for 32 MiB)
+ * and stores to each page for the first time, which an in-process recording
+ * does when its runtime starts, outside the loop. The second is what a
+ * recorded switch costs from then on. */
 static int target(const char *job, int ready, int go)
 {
 	start(strcmp(job, "fib") == 0 ? "steal" : "sticky", 0);
 	char c = 'r';
 	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
 		return 1;
-	double v;
+	double v, first = 0;
 	if (strcmp(job, "fib") == 0) {
 		v = fib30_ms();
 	} else {
+		first = yield_loop();
 		v = yield_loop();
 	}
 	th_runtime_stop();
 	/* its own high-water mark: once it exits, /proc has nothing left to read */
-	double out[2] = { v, (double)peak_rss_kb(getpid()) };
+	double out[3] = { v, (double)peak_rss_kb(getpid()), first };
 	return write(ready, out, sizeof(out)) == sizeof(out) ? 0 : 1;
 }
 
 struct attached {
 	double figure;         /* the target's: ns per yield, or fib ms */
+	double first_lap;      /* yield: ns per yield of the loop before */
 	uint64_t dropped, runs;
 	long target_rss_kb;
 };
@@ -148,11 +163,12 @@ static struct attached run_target(const char *self, const char *job, int rec)
 			exit(1);
 		}
 	}
-	double got[2];
+	double got[3];
 	if (write(down[1], "g", 1) != 1 || read(up[0], got, sizeof(got)) != sizeof(got))
 		exit(1);
 	out.figure = got[0];
 	out.target_rss_kb = (long)got[1];
+	out.first_lap = got[2];
 	if (r) {
 		th_record_stop(r);
 		out.dropped = th_record_dropped_runs(r);
@@ -285,12 +301,13 @@ int main(int argc, char **argv)
 	struct attached f0 = run_target(self, "fib", 0), f1 = run_target(self, "fib", 1);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	double off[REPEAT], att[REPEAT], soff[REPEAT], son[REPEAT], sp0[REPEAT], sp1[REPEAT];
+	double off[REPEAT], att[REPEAT], att1[REPEAT], soff[REPEAT], son[REPEAT], sp0[REPEAT], sp1[REPEAT];
 	uint64_t att_dropped = 0;
 	for (int i = 0; i < REPEAT; i++) { /* interleaved: drift hits every mode alike */
 		off[i] = run_target(self, "yield", 0).figure;
 		struct attached a = run_target(self, "yield", 1);
 		att[i] = a.figure;
+		att1[i] = a.first_lap;
 		att_dropped += a.dropped;
 		soff[i] = job_self("sticky", yield_loop, 0);
 		son[i] = job_self("sticky", yield_loop, 1);
@@ -303,7 +320,10 @@ int main(int argc, char **argv)
 	printf("bench: rec_attached_yield_off_ns %.1f ns/yield\n", mo);
 	printf("bench: rec_attached_yield_on_ns %.1f ns/yield\n", ma);
 	printf("bench: rec_attached_yield_on_over_off %.2f x (goal <= 1.5)\n", ma / mo);
-	printf("bench: rec_attached_yield_dropped_runs %llu runs\n", (unsigned long long)att_dropped);
+	printf("bench: rec_attached_yield_dropped_runs %llu runs (of %d recordings of 2 loops)\n",
+	       (unsigned long long)att_dropped, REPEAT);
+	printf("bench: rec_attached_yield_first_lap_ns %.1f ns/yield (the loop before, right after "
+	       "attaching: the ring's first lap)\n", med(att1, REPEAT));
 	printf("bench: rec_self_yield_off_ns %.1f ns/yield\n", mso);
 	printf("bench: rec_self_yield_on_ns %.1f ns/yield\n", mson);
 	printf("bench: rec_self_yield_on_over_off %.2f x (goal <= 1.5)\n", mson / mso);

@@ -26,14 +26,15 @@ int rec_consume(struct th_record *r)
  * buffer and the workers' run logs (their rings, th_run_log_drain). It sleeps instead of
  * waiting for wakeups: records are submitted without wakeups (cheaper), and a poller
  * woken by each record would itself switch, be recorded, and wake itself again. While
- * runs keep coming it looks every POLL_BUSY_MS: a worker switching every 30 ns fills the
- * smallest ring (65,536 runs) in 2 ms, the default 262,144 in 8 ms. With nothing to drain
- * it backs off, but only to half the time the smallest ring takes to fill at that pace
- * (poll_idle_ms): the poller cannot see a workload start, and a fixed 20 ms back-off
- * lost 80,000 to 360,000 runs of each attached yield loop before its first look. */
+ * runs keep coming it looks every POLL_BUSY_MS: a worker switching every 15 ns (a recorded
+ * yield on the faster test guest) fills the smallest ring (65,536 runs) in 1 ms, the
+ * default 1 Mi in 16 ms. With nothing to drain it backs off, but only to half the time
+ * the smallest ring takes to fill at that pace (poll_idle_ms): the poller cannot see a
+ * workload start, and a fixed 20 ms back-off lost 80,000 to 360,000 runs of each
+ * attached yield loop before its first look. */
 #define POLL_BUSY_MS 1
 #define POLL_IDLE_MS_MAX 20
-#define FASTEST_SWITCH_NS 30
+#define FASTEST_SWITCH_NS 15
 
 static size_t smaller(size_t ring, size_t other)
 {

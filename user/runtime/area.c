@@ -11,15 +11,18 @@
 #include "core.h"
 #include "runlog.h"
 
-/* The default ring: 262,144 runs (8 MiB) per worker, fewer past 16 workers so
- * that all rings together hold at most 4 Mi runs (128 MiB), and never fewer
- * than 65,536. Why this big: the drainer looks every millisecond, but a
+/* The default ring: 1,048,576 runs (32 MiB) per worker, fewer past 4 workers
+ * so that all rings together hold at most 4 Mi runs (128 MiB), and never
+ * fewer than 65,536. Why this big: the drainer looks every millisecond, but a
  * millisecond is a wish on a loaded machine. A 65,536-run ring (2 ms at a
  * switch every 30 ns) dropped a quarter of a yield loop's runs here, and
- * fib(30) under steal dropped 442,145 of 2.7 million; from 262,144 on, none.
- * A ring for a recorder that attaches later costs address space only, until
- * the recorder turns logging on and populates it (th_area_claim). */
-#define AREA_RING_MAX (1u << 18)
+ * fib(30) under steal dropped 442,145 of 2.7 million. 262,144 runs were
+ * enough at 30 ns a switch; on a guest that switches every 17 ns (4.5 ms to
+ * fill), drains that stalled a few ms dropped runs in 11 of 20 attached
+ * yield loops (up to 293,478 of 1e6), and in none of 25 with 1 Mi. A ring for a
+ * recorder that attaches later costs address space only, until the recorder
+ * turns logging on and populates it (th_area_claim). */
+#define AREA_RING_MAX (1u << 20)
 #define AREA_RING_MIN (1u << 16)
 #define AREA_RUNS_ALL_RINGS (1u << 22)
 

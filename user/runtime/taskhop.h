@@ -42,8 +42,8 @@ struct th_config {
 				 * into a ring of this many (th_run_log); TH_RUN_LOG_AUTO:
 				 * the default ring, as for run_log_ring 0 */
 	size_t run_log_ring;    /* runs a worker's ring holds when a recorder attached from
-				 * another process drains it (taskhop record -p); 0 = 262,144
-				 * (8 MiB) per worker, less past 16 workers (4 Mi runs in
+				 * another process drains it (taskhop record -p); 0 = 1 Mi
+				 * (32 MiB) per worker, less past 4 workers (4 Mi runs in
 				 * all), 65,536 at least. Larger rides out longer pauses of
 				 * the drain. */
 	/* >0: the preemption quantum. A task spawned preemptible (th_spawn_opts)
