@@ -11,25 +11,32 @@
 #include "core.h"
 #include "runlog.h"
 
-/* The default ring: 1,048,576 runs (32 MiB) per worker, fewer past 4 workers
- * so that all rings together hold at most 4 Mi runs (128 MiB), and never
- * fewer than 65,536. Why this big: the drainer looks every millisecond, but a
- * millisecond is a wish on a loaded machine. A 65,536-run ring (2 ms at a
- * switch every 30 ns) dropped a quarter of a yield loop's runs here, and
- * fib(30) under steal dropped 442,145 of 2.7 million. 262,144 runs were
- * enough at 30 ns a switch; on a guest that switches every 17 ns (4.5 ms to
- * fill), drains that stalled a few ms dropped runs in 11 of 20 attached
- * yield loops (up to 293,478 of 1e6), and in none of 25 with 1 Mi. A ring for a
- * recorder that attaches later costs address space only, until the recorder
- * turns logging on and populates it (th_area_claim). */
+/* The default ring for a recorder in another process: 1,048,576 runs (32 MiB)
+ * per worker, fewer past 4 workers so that all rings together hold at most
+ * 4 Mi runs (128 MiB), and never fewer than 65,536. Why this big: the
+ * drainer looks every millisecond, but a millisecond is a wish on a loaded
+ * machine. A 65,536-run ring (2 ms at a switch every 30 ns) dropped a quarter
+ * of a yield loop's runs here, and fib(30) under steal dropped 442,145 of 2.7
+ * million. 262,144 runs were enough at 30 ns a switch; on a guest that
+ * switches every 17 ns (4.5 ms to fill), drains that stalled a few ms dropped
+ * runs in 11 of 20 attached yield loops (up to 293,478 of 1e6), and in none
+ * of 25 with 1 Mi. A ring for a recorder that attaches later costs address
+ * space only, until the recorder turns logging on and populates it
+ * (th_area_claim).
+ *
+ * A process that records itself (TH_RUN_LOG_AUTO) keeps 262,144 (8 MiB): its
+ * rings are populated when the runtime starts, and 1 Mi cost every recorded
+ * `taskhop run` 50 ms and 48 MiB more for workloads that switch a hundred
+ * times less often than a yield loop. */
 #define AREA_RING_MAX (1u << 20)
+#define SELF_RING_MAX (1u << 18)
 #define AREA_RING_MIN (1u << 16)
 #define AREA_RUNS_ALL_RINGS (1u << 22)
 
-static size_t default_ring(int nworkers)
+static size_t default_ring(int nworkers, size_t max)
 {
 	size_t per = AREA_RUNS_ALL_RINGS / (size_t)(nworkers > 0 ? nworkers : 1);
-	return per > AREA_RING_MAX ? AREA_RING_MAX : per < AREA_RING_MIN ? AREA_RING_MIN : per;
+	return per > max ? max : per < AREA_RING_MIN ? AREA_RING_MIN : per;
 }
 
 static uint32_t pow2_at_least(size_t n)
@@ -117,9 +124,12 @@ int th__area_create(struct th_runtime *rt)
 			      rt->nthreads, TH_AREA_MAX_WORKERS, TH_AREA_MAX_THREADS);
 		return -1;
 	}
-	size_t cap_asked = rt->cfg.run_log_cap == TH_RUN_LOG_AUTO ? 0 : rt->cfg.run_log_cap;
-	size_t want = cap_asked ? cap_asked : rt->cfg.run_log_ring ? rt->cfg.run_log_ring
-					: default_ring(rt->nworkers);
+	bool auto_cap = rt->cfg.run_log_cap == TH_RUN_LOG_AUTO;
+	size_t want = auto_cap ? 0 : rt->cfg.run_log_cap;
+	if (!want)
+		want = rt->cfg.run_log_ring;
+	if (!want)
+		want = default_ring(rt->nworkers, auto_cap ? SELF_RING_MAX : AREA_RING_MAX);
 	uint32_t cap = pow2_at_least(want);
 	struct th_area_head proto;
 	memset(&proto, 0, sizeof(proto));

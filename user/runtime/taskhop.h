@@ -40,7 +40,8 @@ struct th_config {
 	enum th_placement placement; /* where tasks spawned without a worker start */
 	size_t run_log_cap;     /* >0: each worker logs task runs, drained in this process,
 				 * into a ring of this many (th_run_log); TH_RUN_LOG_AUTO:
-				 * the default ring, as for run_log_ring 0 */
+				 * run_log_ring's, or if that is 0, 262,144 (8 MiB) per
+				 * worker, less past 16 workers */
 	size_t run_log_ring;    /* runs a worker's ring holds when a recorder attached from
 				 * another process drains it (taskhop record -p); 0 = 1 Mi
 				 * (32 MiB) per worker, less past 4 workers (4 Mi runs in
