@@ -143,6 +143,8 @@ void th__set_thread_task(struct th_task *t);
 void th__task_started(struct th_task *t, int worker);
 void th__task_finish(struct th_task *t, void *result);
 void th__task_finish_at(struct th_task *t, void *result, uint64_t done_ns);
+/* Returns once every task spawned so far has finished (th_runtime_stop). */
+void th__wait_for_every_task(struct th_runtime *rt);
 /* th_runtime_stop's thread, after the worker threads are joined: gives back
  * the task structs a worker kept for reuse. */
 void th__free_task_cache(struct th_worker *w);

@@ -89,6 +89,13 @@ struct th_worker {
 	uint64_t activations;      /* times a spare thread took it over */
 	struct th_task *free_tasks; /* freed task structs kept for reuse (task.c) */
 	int nfree_tasks;
+	/* Tasks spawned and finished by whichever thread serves this worker
+	 * (task.c; their sums over workers say when every task is done). In a
+	 * line of their own: a count in struct th_runtime was written by the
+	 * spawner and by the worker that ran each task, and moved between
+	 * their cores twice a task. */
+	_Alignas(64) _Atomic uint64_t spawned;
+	_Atomic uint64_t finished;
 } __attribute__((aligned(64)));
 
 struct th_runtime {
@@ -99,11 +106,17 @@ struct th_runtime {
 	const struct th_policy *policy;
 	void *policy_data;          /* global policy state: the policy's, from init to fini */
 	struct th_config cfg;       /* policies: read */
-	_Atomic uint64_t next_id;
-	_Atomic long live_tasks;    /* spawned and not yet done */
-	_Atomic int nparked;        /* policies: read, as a hint (relaxed) */
+	_Atomic int quiet_wanted;   /* th_runtime_stop waits: a finish checks for the last task */
+	/* One line each for what different workers write at different times: the
+	 * spawner takes ids, threads that serve no worker count their tasks, idle
+	 * workers count themselves. The spawner's id and the old task count on
+	 * one line with the idle counts moved it between cores at every spawn. */
+	_Alignas(64) _Atomic uint64_t next_id;
+	_Alignas(64) _Atomic uint64_t ext_spawned; /* by threads that serve no worker */
+	_Atomic uint64_t ext_finished;
+	_Atomic uint32_t quiet_word; /* futex: bumped when the last task is done */
+	_Alignas(64) _Atomic int nparked; /* policies: read, as a hint (relaxed) */
 	_Atomic int nspinning;      /* workers looking for work right now; policies: a hint */
-	_Atomic uint32_t quiet_word; /* futex: bumped when live_tasks reaches 0 */
 	_Atomic int fence_word;      /* TSan builds: the park/push barrier */
 	_Atomic bool stopping;
 	_Atomic int preempt_stretched; /* workers whose tick is stretched (preempt.c) */

@@ -318,12 +318,7 @@ void th_runtime_stop(void)
 			self ? (unsigned long long)th_task_id(self) : 0ULL);
 		abort();
 	}
-	for (;;) {
-		uint32_t seen = atomic_load(&rt->quiet_word);
-		if (atomic_load(&rt->live_tasks) == 0)
-			break;
-		th_futex_wait(&rt->quiet_word, seen);
-	}
+	th__wait_for_every_task(rt);
 	join_threads(rt);
 }
 

@@ -133,6 +133,56 @@ void th__free_task_cache(struct th_worker *w)
 	w->nfree_tasks = 0;
 }
 
+/* ---- how many tasks are live ----------------------------------------------
+ * Each spawn and each finish is counted on the worker of the thread that does
+ * it (or on the runtime's shared pair by threads that serve none): no line is
+ * written by two workers, as a single live count was by the spawner and by
+ * whoever ran each task. The sums are read at stop only. */
+static void count_spawn(struct th_runtime *rt, struct th_worker *self)
+{
+	atomic_fetch_add(self ? &self->spawned : &rt->ext_spawned, 1);
+}
+
+/* Finishes first, spawns after: a task is spawned before it can finish, so
+ * the spawns read are at least the finishes read, and equal only when at a
+ * moment between the two reads every task spawned had finished (all the
+ * counts are sequentially consistent and only grow). */
+static bool no_live_tasks(struct th_runtime *rt)
+{
+	uint64_t done = atomic_load(&rt->ext_finished);
+	for (int i = 0; i < rt->nworkers; i++)
+		done += atomic_load(&rt->workers[i].finished);
+	uint64_t made = atomic_load(&rt->ext_spawned);
+	for (int i = 0; i < rt->nworkers; i++)
+		made += atomic_load(&rt->workers[i].spawned);
+	return made == done;
+}
+
+/* Only while th_runtime_stop waits does a finish look at the sums. Its count
+ * comes before its look at quiet_wanted, and stop's store of quiet_wanted
+ * before its look at the sums (all seq_cst): either the last finish sees
+ * that stop waits, or stop sees the last finish. */
+static void count_finish(struct th_runtime *rt)
+{
+	struct th_worker *w = th__self_worker();
+	atomic_fetch_add(w ? &w->finished : &rt->ext_finished, 1);
+	if (atomic_load(&rt->quiet_wanted) && no_live_tasks(rt)) {
+		atomic_fetch_add(&rt->quiet_word, 1);
+		th_futex_wake(&rt->quiet_word, 1 << 30);
+	}
+}
+
+void th__wait_for_every_task(struct th_runtime *rt)
+{
+	atomic_store(&rt->quiet_wanted, 1);
+	for (;;) {
+		uint32_t seen = atomic_load(&rt->quiet_word);
+		if (no_live_tasks(rt))
+			return;
+		th_futex_wait(&rt->quiet_word, seen);
+	}
+}
+
 static void release(struct th_task *t)
 {
 	if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
@@ -174,11 +224,11 @@ static th_task *spawn_task(int home, bool sticky, bool preemptible, th_fn fn, vo
 	/* A clock read is ~20 ns under kvm-clock, a fifth of a whole spawn and
 	 * join; the spawn time is kept when the run is being logged. */
 	t->spawn_ns = th__runlog_on((self ? self : &rt->workers[0])->log) ? th_now_ns() : 0;
-	atomic_fetch_add_explicit(&rt->live_tasks, 1, memory_order_relaxed);
+	count_spawn(rt, self);
 	TH_PROBE_TASK_SPAWN(t->id, t->spawn_worker, home);
 	if (rt->policy->start_task) {
 		if (rt->policy->start_task(rt, t) != 0) {
-			atomic_fetch_sub(&rt->live_tasks, 1);
+			count_finish(rt);
 			task_free(t);
 			return NULL;
 		}
@@ -268,10 +318,7 @@ void th__task_finish_at(struct th_task *t, void *result, uint64_t done_ns)
 	release(t);
 	if (g)
 		th__group_task_done(g);
-	if (atomic_fetch_sub_explicit(&rt->live_tasks, 1, memory_order_acq_rel) == 1) {
-		atomic_fetch_add(&rt->quiet_word, 1);
-		th_futex_wake(&rt->quiet_word, 1 << 30);
-	}
+	count_finish(rt);
 }
 
 static void wait_done(th_task *t)
