@@ -88,6 +88,52 @@ static void fetch_returns_each_tasks_result(void **state)
 	}
 }
 
+/* ---- th_runtime_stop waits for every task ---------------------------------- */
+
+static _Atomic long finished_tasks;
+
+/* Spins a little so that tasks are still running when stop is called. */
+static void *leaf_then_count(void *arg)
+{
+	(void)arg;
+	volatile unsigned x = 0;
+	for (unsigned i = 0; i < 20000; i++)
+		x += i;
+	atomic_fetch_add(&finished_tasks, 1);
+	return NULL;
+}
+
+enum { CHILDREN = 8 };
+
+/* Spawned from main: spawns children from a worker (so the spawn counts of
+ * several workers and of main's thread all change), frees their handles
+ * without fetching them. */
+static void *parent_then_count(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < CHILDREN; i++)
+		th_task_free(th_spawn(leaf_then_count, NULL));
+	return leaf_then_count(NULL);
+}
+
+static void stop_waits_for_every_task_nobody_fetched(void **state)
+{
+	(void)state;
+	static const char *const policies[] = { "sticky", "shared", "steal", "multiqueue",
+						"fcfs", "feedback", "kthread" };
+	const int parents = 200 / SCALE;
+	for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
+		atomic_store(&finished_tasks, 0);
+		start(policies[p], 2);
+		for (int i = 0; i < parents; i++)
+			th_task_free(th_spawn(parent_then_count, NULL));
+		th_runtime_stop();
+		if (atomic_load(&finished_tasks) != (long)parents * (CHILDREN + 1))
+			fail_msg("%s: th_runtime_stop returned with %ld of %d tasks finished", policies[p],
+				 atomic_load(&finished_tasks), parents * (CHILDREN + 1));
+	}
+}
+
 /* ---- a million tiny tasks ------------------------------------------------- */
 
 static _Atomic long total;
@@ -1185,6 +1231,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(fetch_returns_each_tasks_result, stop_if_running),
+		cmocka_unit_test_teardown(stop_waits_for_every_task_nobody_fetched, stop_if_running),
 		cmocka_unit_test_teardown(million_tiny_tasks_sum_correctly, stop_if_running),
 		cmocka_unit_test_teardown(nested_spawn_10000_deep_completes, stop_if_running),
 		cmocka_unit_test_teardown(fetch_in_task_blocks_only_the_task, stop_if_running),

@@ -158,18 +158,27 @@ static bool no_live_tasks(struct th_runtime *rt)
 	return made == done;
 }
 
+static void wake_stop(struct th_runtime *rt)
+{
+	atomic_fetch_add(&rt->quiet_word, 1);
+	th_futex_wake(&rt->quiet_word, 1 << 30);
+}
+
 /* Only while th_runtime_stop waits does a finish look at the sums. Its count
  * comes before its look at quiet_wanted, and stop's store of quiet_wanted
  * before its look at the sums (all seq_cst): either the last finish sees
- * that stop waits, or stop sees the last finish. */
+ * that stop waits, or stop sees the last finish. A thread that serves no
+ * worker (kthread's, detached) must not read the workers after its count:
+ * if it was the last, stop may free them at once. It wakes stop, which
+ * reads the sums itself; rt is static. */
 static void count_finish(struct th_runtime *rt)
 {
 	struct th_worker *w = th__self_worker();
 	atomic_fetch_add(w ? &w->finished : &rt->ext_finished, 1);
-	if (atomic_load(&rt->quiet_wanted) && no_live_tasks(rt)) {
-		atomic_fetch_add(&rt->quiet_word, 1);
-		th_futex_wake(&rt->quiet_word, 1 << 30);
-	}
+	if (!atomic_load(&rt->quiet_wanted))
+		return;
+	if (!w || no_live_tasks(rt))
+		wake_stop(rt);
 }
 
 void th__wait_for_every_task(struct th_runtime *rt)
