@@ -27,29 +27,23 @@
 
 static void *yielder(void *arg)
 {
-	long n = (long)(intptr_t)arg;
-	for (long i = 0; i < n; i++)
+	(void)arg;
+	for (int i = 0; i < YIELDS; i++)
 		th_yield();
 	return NULL;
 }
 
 /* ns per yield: two sticky tasks on worker 0 of 2 taking turns (rec_slowdown's loop). */
-static double yield_loop_of(long yields)
+static double yield_loop(void)
 {
 	uint64_t t0 = th_now_ns();
-	void *n = (void *)(intptr_t)yields;
-	th_task *a = th_spawn_on(0, yielder, n), *b = th_spawn_on(0, yielder, n);
+	th_task *a = th_spawn_on(0, yielder, NULL), *b = th_spawn_on(0, yielder, NULL);
 	th_wait(a);
 	th_wait(b);
-	double ns = (double)(th_now_ns() - t0) / (2.0 * (double)yields);
+	double ns = (double)(th_now_ns() - t0) / (2.0 * YIELDS);
 	th_task_free(a);
 	th_task_free(b);
 	return ns;
-}
-
-static double yield_loop(void)
-{
-	return yield_loop_of(YIELDS);
 }
 
 /* The loop twice, in one runtime (and one recording): the first pays for the
