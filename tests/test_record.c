@@ -668,8 +668,15 @@ static int child_ns_report(void)
 	}
 	size_t nr, cpu_known = 0;
 	const struct th_rec_run *runs = th_record_runs(r, &nr);
-	for (size_t i = 0; i < nr; i++)
-		cpu_known += runs[i].cpu >= 0 && runs[i].cpu == runs[i].usdt_cpu;
+	for (size_t i = 0; i < nr; i++) {
+		bool same = runs[i].cpu >= 0 && runs[i].cpu == runs[i].usdt_cpu;
+		cpu_known += same;
+		if (!same) /* on stderr: the comparison of stdout inside and outside stays exact */
+			fprintf(stderr, "rec-ns: task %" PRIu64 " worker %d run [%" PRIu64 ", %" PRIu64
+				"] usdt at %" PRIu64 ": join cpu %d, usdt cpu %d\n", runs[i].task_id,
+				runs[i].worker, runs[i].start_ns, runs[i].end_ns, runs[i].usdt_ts_ns,
+				runs[i].cpu, runs[i].usdt_cpu);
+	}
 	printf("runs %zu with_cpu %zu lost %" PRIu64 "\n", nr, cpu_known, th_record_lost_events(r));
 	fprintf(stderr, "rec-ns: pid %d\n", (int)getpid());
 	close_rec(r);
