@@ -142,7 +142,8 @@ void th__log_run(struct th_worker *w, const struct th_os_thread *m, const struct
 void th__set_thread_task(struct th_task *t);
 void th__task_started(struct th_task *t, int worker);
 void th__task_finish(struct th_task *t, void *result);
-void th__task_finish_at(struct th_task *t, void *result, uint64_t done_ns);
+/* by: the worker the calling thread serves, or NULL (it is counted there). */
+void th__task_finish_at(struct th_task *t, void *result, uint64_t done_ns, struct th_worker *by);
 /* Returns once every task spawned so far has finished (th_runtime_stop). */
 void th__wait_for_every_task(struct th_runtime *rt);
 /* th_runtime_stop's thread, after the worker threads are joined: gives back

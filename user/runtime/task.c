@@ -170,10 +170,10 @@ static void wake_stop(struct th_runtime *rt)
  * that stop waits, or stop sees the last finish. A thread that serves no
  * worker (kthread's, detached) must not read the workers after its count:
  * if it was the last, stop may free them at once. It wakes stop, which
- * reads the sums itself; rt is static. */
-static void count_finish(struct th_runtime *rt)
+ * reads the sums itself; rt is static. w: the worker the calling thread
+ * serves, or NULL. */
+static void count_finish(struct th_runtime *rt, struct th_worker *w)
 {
-	struct th_worker *w = th__self_worker();
 	atomic_fetch_add(w ? &w->finished : &rt->ext_finished, 1);
 	if (!atomic_load(&rt->quiet_wanted))
 		return;
@@ -237,7 +237,7 @@ static th_task *spawn_task(int home, bool sticky, bool preemptible, th_fn fn, vo
 	TH_PROBE_TASK_SPAWN(t->id, t->spawn_worker, home);
 	if (rt->policy->start_task) {
 		if (rt->policy->start_task(rt, t) != 0) {
-			count_finish(rt);
+			count_finish(rt, self);
 			task_free(t);
 			return NULL;
 		}
@@ -310,10 +310,10 @@ void th__group_spawn(struct th_group *g, th_fn fn, void *arg)
  * the result, wake whoever waits, then drop the runtime's reference. */
 void th__task_finish(struct th_task *t, void *result)
 {
-	th__task_finish_at(t, result, th_now_ns());
+	th__task_finish_at(t, result, th_now_ns(), th__self_worker());
 }
 
-void th__task_finish_at(struct th_task *t, void *result, uint64_t done_ns)
+void th__task_finish_at(struct th_task *t, void *result, uint64_t done_ns, struct th_worker *by)
 {
 	struct th_runtime *rt = th__rt;
 	t->result = result;
@@ -327,7 +327,7 @@ void th__task_finish_at(struct th_task *t, void *result, uint64_t done_ns)
 	release(t);
 	if (g)
 		th__group_task_done(g);
-	count_finish(rt);
+	count_finish(rt, by);
 }
 
 static void wait_done(th_task *t)

@@ -424,7 +424,7 @@ static void exit_lost_task(struct th_os_thread *m, struct th_task *t)
 	m->lost = true;
 	m->cur = NULL;
 	publish(m, 0);
-	th__task_finish_at(t, t->result, now);
+	th__task_finish_at(t, t->result, now, NULL); /* lost: it serves no worker */
 	m->prev = NULL;
 	m->prev_why = TH_WHY_DONE;
 	switch_away(m, &m->dead_stack.resume, NULL);
@@ -448,7 +448,7 @@ static void exit_task(struct th_task *t)
 	TH_PROBE_TASK_DONE(t->id, w->index);
 	/* "no task" is published before t's fetchers can see it done */
 	begin_run(m, NULL, now);
-	th__task_finish_at(t, t->result, task_clock(w)); /* a fetcher it wakes may be next */
+	th__task_finish_at(t, t->result, task_clock(w), w); /* a fetcher it wakes may be next */
 	struct th_task *next = policy_pop(rt, w);
 	m->prev = NULL;
 	m->prev_why = TH_WHY_DONE;
