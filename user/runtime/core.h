@@ -81,7 +81,7 @@ bool th__act_enter_runtime(struct th_os_thread *m);
  * when the runtime stops. */
 bool th__act_wait_for_worker(struct th_runtime *rt, struct th_os_thread *m);
 /* m itself, back in its loop after losing its worker: parks it as a spare. */
-void th__act_retire(struct th_runtime *rt, struct th_os_thread *m);
+void th__act_offer_spare(struct th_runtime *rt, struct th_os_thread *m);
 /* Any thread (the monitor, or a thread that saw m block): hands m's worker to a
  * spare if m is still blocked; the compare-and-swap on m's state decides. */
 bool th__act_take_over(struct th_runtime *rt, struct th_os_thread *m, uint64_t blocked_ns);

@@ -315,6 +315,22 @@ void th__push_from(struct th_worker *self, struct th_task *t, enum th_why why)
 /* finish_switch's `why` when the task left needs nothing done after the switch. */
 #define NOTHING_AFTER (-1)
 
+/* finish_switch for a thread whose worker a spare took while it was blocked
+ * (activations): it is a spare again first (th__act_offer_spare says why),
+ * then it does what its task left behind as a plain thread: a yielder is
+ * requeued as if a plain thread woke it, a blocked task's lock released, a
+ * finished task's stack unmapped (the stack cache is the worker's). */
+static void __attribute__((noinline)) finish_lost_switch(struct th_os_thread *m, int why, struct th_task *p)
+{
+	th__act_offer_spare(m->rt, m);
+	if (why == TH_WHY_YIELD || why == TH_WHY_PREEMPT)
+		th__push_from(NULL, p, TH_WHY_WAKE);
+	else if (why == TH_WHY_BLOCK)
+		th_spin_unlock(m->prev_lock);
+	else if (why == TH_WHY_DONE)
+		th_stack_put(NULL, &m->dead_stack);
+}
+
 /* A switch leaves work behind that the task we left cannot do itself: until
  * its registers are saved it is still on its stack, so no other worker may
  * get hold of it. Whatever runs next on this worker — another task or the
@@ -327,18 +343,15 @@ static inline __attribute__((always_inline)) void finish_switch(struct th_os_thr
 	struct th_task *p = m->prev;
 	m->prev = NULL;
 	m->prev_why = NOTHING_AFTER;
-	if (why == TH_WHY_YIELD || why == TH_WHY_PREEMPT) {
-		/* a thread that lost its worker requeues as if a plain thread woke it */
-		if (m->lost)
-			th__push_from(NULL, p, TH_WHY_WAKE);
-		else
-			push_from(m->p, p, TH_WHY_YIELD);
+	if (__builtin_expect(m->lost, 0)) {
+		finish_lost_switch(m, why, p);
+	} else if (why == TH_WHY_YIELD || why == TH_WHY_PREEMPT) {
+		push_from(m->p, p, TH_WHY_YIELD);
 	} else if (why == TH_WHY_BLOCK) {
 		th_spin_unlock(m->prev_lock);
 	} else if (why == TH_WHY_DONE) {
-		/* the stack of a finished task, parked in stack_loop (unmapped by
-		 * a thread that lost its worker: the cache is the worker's) */
-		th_stack_put(m->lost ? NULL : m->p->stacks, &m->dead_stack);
+		/* the stack of a finished task, parked in stack_loop */
+		th_stack_put(m->p->stacks, &m->dead_stack);
 	}
 }
 
@@ -399,7 +412,7 @@ static inline __attribute__((always_inline)) void leave_task(struct th_os_thread
 /* m left the CPU inside t and a spare took its worker; m is back at a
  * scheduling point of t. It never touches the worker again: it leaves t for
  * its own loop, where finish_switch does `why` without a worker, and the loop
- * then parks m as a spare (serve_worker, th__act_retire). t's run after the
+ * then parks m as a spare (finish_lost_switch, serve_worker). t's run after the
  * block is not in any run log (the taker closed it at the block). */
 static void leave_lost_task(struct th_os_thread *m, struct th_task *t, int why)
 {
@@ -754,7 +767,7 @@ void *th__thread_main(void *arg)
 		serve_worker(rt, m);
 		if (!m->lost)
 			break; /* stopping */
-		th__act_retire(rt, m);
+		m->lost = false; /* a spare already: finish_lost_switch offered it */
 		serving = false;
 	}
 	th__preempt_thread_stop(m);
