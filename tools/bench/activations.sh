@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # activations.sh — `make bench` lines for activations: compute tasks' mean completion with
-# 2 blockers (10 x 50 ms nanosleep each) over without, per policy and mode (median of 3), and the latency
+# 2 blockers (10 x 50 ms nanosleep each) over without, per policy and mode (median of 7), and the latency
 # from a block to a spare serving the worker (bpf mode). Usage: activations.sh TASKHOP
 set -euo pipefail
 taskhop=$1
@@ -19,15 +19,28 @@ if "$taskhop" run "${common[@]}" --count 1 --small 10 --large 10 --activations b
 else
 	echo "bench: (bpf activations unavailable: not root? blockers_compute_slowdown_*_bpf skipped)"
 fi
-# Three repeats, interleaved (policy, mode, repeat): one run each gave ratios that moved
-# by 10 % from one bench to the next. The figure is the median of the per-repeat ratios.
-reps=${TH_ACT_REPS:-3}
+# Seven repeats, interleaved (policy, mode, repeat); the figure is the median of the
+# per-repeat ratios. One pair's ratio spreads from 0.64 to 1.26 on the 2-vCPU Zen 5 guest
+# (the same darts run's compute mean moves from 0.08 to 0.17 s with the host's load), so
+# three repeats missed 1.10 in 2 of 28 readings where the others read 0.85 to 1.07.
+# The pair's order alternates (without first in odd repeats, with first in even ones),
+# so that an order effect falls on both sides alike: a run after the blockers' idle tail
+# starts on vCPUs idle for 0.4 s (12 pairs of shared/explicit showed no clear effect).
+reps=${TH_ACT_REPS:-7}
+run_pair() { # policy mode repeat
+	local without=("$taskhop" run "${common[@]}" --policy "$1" --activations "$2" --json "$tmp/a.json")
+	local with=("$taskhop" run "${common[@]}" --policy "$1" --activations "$2" \
+		--blockers 2 --block-ms 50 --json "$tmp/b.json")
+	if [ $(($3 % 2)) = 1 ]; then
+		"${without[@]}" && "${with[@]}"
+	else
+		"${with[@]}" && "${without[@]}"
+	fi
+}
 for r in $(seq 1 "$reps"); do
 	for policy in steal shared; do
 		for mode in "${modes[@]}"; do
-			"$taskhop" run "${common[@]}" --policy "$policy" --activations "$mode" --json "$tmp/a.json"
-			"$taskhop" run "${common[@]}" --policy "$policy" --activations "$mode" \
-				--blockers 2 --block-ms 50 --json "$tmp/b.json"
+			run_pair "$policy" "$mode" "$r"
 			if [ "$mode" = bpf ]; then cp "$tmp/b.json" "$tmp/lat_${policy}_$r.json"; fi
 			echo "$policy $mode $(compute_mean "$tmp/a.json") $(compute_mean "$tmp/b.json")" >>"$tmp/ratios"
 		done
