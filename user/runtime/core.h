@@ -80,7 +80,8 @@ bool th__act_enter_runtime(struct th_os_thread *m);
 /* m itself, a parked spare: true with m->p set when handed a worker, false
  * when the runtime stops. */
 bool th__act_wait_for_worker(struct th_runtime *rt, struct th_os_thread *m);
-/* m itself, back in its loop after losing its worker: parks it as a spare. */
+/* m itself, back in its loop after losing its worker, before it requeues its
+ * task: puts it on the spare list (th__thread_main then parks it). */
 void th__act_offer_spare(struct th_runtime *rt, struct th_os_thread *m);
 /* Any thread (the monitor, or a thread that saw m block): hands m's worker to a
  * spare if m is still blocked; the compare-and-swap on m's state decides. */

@@ -411,8 +411,8 @@ static inline __attribute__((always_inline)) void leave_task(struct th_os_thread
 
 /* m left the CPU inside t and a spare took its worker; m is back at a
  * scheduling point of t. It never touches the worker again: it leaves t for
- * its own loop, where finish_switch does `why` without a worker, and the loop
- * then parks m as a spare (finish_lost_switch, serve_worker). t's run after the
+ * its own loop, where finish_lost_switch makes m a spare and then does `why`
+ * without a worker, and th__thread_main parks it. t's run after the
  * block is not in any run log (the taker closed it at the block). */
 static void leave_lost_task(struct th_os_thread *m, struct th_task *t, int why)
 {
