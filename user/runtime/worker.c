@@ -254,9 +254,13 @@ static __attribute__((noinline)) void give_stack(struct th_worker *w, struct th_
 		th_ctx_make(&t->ctx, &t->stack, stack_loop, NULL);
 }
 
+/* Called before the clock reading that starts t's run: mapping a stack is the
+ * runtime's work, and its mmap can wait in the kernel for the address-space
+ * lock (another thread's page fault or mapping). Inside the run, the
+ * recorder would charge that wait to t as a block in the kernel. */
 static inline void ensure_stack(struct th_worker *w, struct th_task *t)
 {
-	if (__builtin_expect(!t->stack.map, 0))
+	if (__builtin_expect(t && !t->stack.map, 0))
 		give_stack(w, t);
 }
 
@@ -372,8 +376,7 @@ static inline __attribute__((always_inline)) void switch_away(struct th_os_threa
 {
 	void *fake = NULL;
 	const struct th_ctx *ctx;
-	if (to) {
-		ensure_stack(m->p, to);
+	if (to) { /* its stack was given before its run began (ensure_stack) */
 		th_san_start_switch(&fake, to->stack.lo, (size_t)((char *)to->stack.hi - (char *)to->stack.lo));
 		th_tsan_switch(to->stack.tsan_fiber);
 		ctx = &to->ctx;
@@ -399,6 +402,7 @@ static inline __attribute__((always_inline)) void switch_away(struct th_os_threa
 static inline __attribute__((always_inline)) void leave_task(struct th_os_thread *m, struct th_task *t, int why,
 							    int after, struct th_task *next)
 {
+	ensure_stack(m->p, next);
 	uint64_t now = log_clock_for(m->p, next);
 	end_run(m, t, why, now);
 	m->prev = after == NOTHING_AFTER ? NULL : t;
@@ -470,8 +474,10 @@ static void exit_task(struct th_task *t)
 	 * elsewhere (seen: a run logged from 5 ms before it began, which put a
 	 * task's runs out of order and miscounted its worker hops). Without the
 	 * run log, begin_run reads the clock only for a first run. */
-	if (next)
+	if (next) {
+		ensure_stack(w, next);
 		begin_run(m, next, log_clock_for(w, next));
+	}
 	switch_away(m, &m->dead_stack.resume, next);
 }
 
@@ -500,6 +506,7 @@ static void stack_loop(void *arg)
  * tasks it handed over to directly, yielded, blocked or ended). */
 static void run_task(struct th_os_thread *m, struct th_task *t)
 {
+	ensure_stack(m->p, t);
 	begin_run(m, t, log_clock_for(m->p, t));
 	switch_away(m, &m->sched_ctx, t);
 }
