@@ -114,6 +114,12 @@ enum th_usdt_probe_nargs { TH_USDT_PROBES(TH_P_NARGS_ENUMERATOR) };
  * after a preemption can reach no sched_switch program); `start` is then the switch-out
  * time less the CPU time the kernel charged the thread since its previous switch-out. */
 #define TH_EVF_START_EST 4u
+/* (With USDT, a probe that fires on a thread with no switch-in seen marks it on that CPU
+ * from then, and `start` is at the latest that probe's time.) */
+/* ONCPU: the switch that took the thread off the CPU was not seen (the next one that
+ * puts it back on was): `ts` is `start` plus the CPU time the kernel charged the thread
+ * in between, and PREEMPTED says whether no wakeup came before it returned. */
+#define TH_EVF_END_EST 8u
 
 struct th_event {
 	__u32 kind;     /* enum th_ev_kind */
@@ -143,6 +149,10 @@ struct th_thread {
 	__u32 cpu;
 	__u64 off_ts;   /* last switch-out seen, 0 = none yet */
 	__u64 exec_off; /* the kernel's sum_exec_runtime of the thread then */
+	__u64 exec_on;  /* its sum_exec_runtime at the switch-in at on_ts */
+	__u64 seen_ts;  /* its last USDT probe: on a CPU then */
+	__u32 on_est;   /* on_ts is a USDT probe's time: the switch-in was not seen */
+	__u32 pad;
 };
 
 /* Output of the pid-namespace resolver (bpf/taskhop_pidns.bpf.c, iter/task): one per

@@ -173,10 +173,47 @@ static __always_inline void missed_start(struct th_thread *t, struct th_event *e
 	}
 	__u64 ran = exec - t->exec_off, start = now - t->off_ts > ran ? now - ran : t->off_ts;
 
+	if (t->on_est && t->on_ts < start) /* a USDT probe saw it on the CPU earlier */
+		start = t->on_ts;
 	e->start = start;
 	e->flags |= TH_EVF_START_EST;
 	/* waiting since a wakeup or preemption until the unseen switch-in */
 	e->wait_ns = t->ready_ts && t->ready_ts < start ? start - t->ready_ts : 0;
+}
+
+/* A switch-in of a thread whose last switch-out was not seen: it is still marked on a
+ * CPU since on_ts. Without this its interval would be lost, and the runs it held would
+ * find no CPU in the join. It left the CPU once it had used the CPU time the kernel
+ * charged it since that switch-in; a wakeup seen since then says it left asleep. */
+static __always_inline void missed_end(struct th_thread *t, __u32 host_tid, __u64 now,
+				       __u64 exec)
+{
+	/* the kernel's count leaves out interrupts (and steal): a probe since is later */
+	__u64 ran = exec > t->exec_on ? exec - t->exec_on : 0;
+	__u64 end = t->on_ts + ran;
+
+	if (t->seen_ts > end)
+		end = t->seen_ts;
+	if (end > now)
+		end = now;
+	struct th_event *e = reserve();
+
+	if (e) {
+		__builtin_memset(e, 0, sizeof(*e));
+		e->kind = TH_EV_ONCPU;
+		e->tgid = t->tgid;
+		e->tid = t->tid;
+		e->host_tid = host_tid;
+		e->cpu = t->cpu;
+		e->ts = end;
+		e->start = t->on_ts;
+		e->wait_ns = t->wait_ns;
+		e->flags = TH_EVF_END_EST | (t->ready_ts ? 0 : TH_EVF_PREEMPTED);
+		e->slot = t->slot; /* task_id 0: which task it ran then is not known */
+		bpf_ringbuf_submit(e, 0);
+	}
+	t->off_ts = end;
+	t->exec_off = exec;
 }
 
 /* Runs at every context switch of the machine: the tgid filter comes first, and the
@@ -212,22 +249,29 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			e->start = t->on_ts;
 			e->wait_ns = t->wait_ns;
 			e->flags = preempted ? TH_EVF_PREEMPTED : 0;
-			if (!t->on_ts)
+			if (!t->on_ts || t->on_est)
 				missed_start(t, e, now, exec);
 			current_task(t, BPF_CORE_READ(prev, pid), &e->task_id, &e->seq);
 			e->slot = t->slot;
 			bpf_ringbuf_submit(e, 0);
 		}
 		t->on_ts = 0;
+		t->on_est = 0;
 		t->wait_ns = 0;
 		t->ready_ts = preempted ? now : 0;
 		t->off_ts = now;
 		t->exec_off = exec;
 	}
 	if (fnext && (t = thread_of(next))) {
+		__u64 exec = BPF_CORE_READ(next, se.sum_exec_runtime);
+
+		if (t->on_ts)
+			missed_end(t, BPF_CORE_READ(next, pid), now, exec);
 		t->wait_ns = t->ready_ts ? now - t->ready_ts : 0;
 		t->ready_ts = 0;
 		t->on_ts = now;
+		t->on_est = 0;
+		t->exec_on = exec;
 		t->cpu = cpu;
 	}
 	return 0;
@@ -321,6 +365,27 @@ int BPF_PROG(raw_migrate, struct task_struct *p, int dest_cpu)
 
 /* ---- USDT: the runtime's own events, with the CPU they really happened on ---- */
 
+/* A probe fires in its thread, so the thread is on this CPU now. If no switch-in was
+ * seen (see missed_start) it is marked on the CPU from now: a switch-in that reached no
+ * program then leaves no gap before this probe in the thread's intervals. The kernel's
+ * CPU-time count alone dated such a start too late by the interrupts in between (tens
+ * of us on a VM), and the probe fell outside every interval. */
+static __always_inline void seen_on_cpu(__u64 now, __u32 cpu)
+{
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	struct th_thread *t = thread_of(cur);
+
+	if (!t)
+		return;
+	if (!t->on_ts) {
+		t->on_ts = now;
+		t->on_est = 1;
+		t->cpu = cpu;
+		t->exec_on = BPF_CORE_READ(cur, se.sum_exec_runtime);
+	}
+	t->seen_ts = now;
+}
+
 static __always_inline int usdt_event(__u32 probe, long a, long b, long c)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -357,6 +422,7 @@ static __always_inline int usdt_event(__u32 probe, long a, long b, long c)
 	}
 	e->cpu = bpf_get_smp_processor_id();
 	e->ts = bpf_ktime_get_ns();
+	seen_on_cpu(e->ts, e->cpu);
 	e->slot = -1;
 	e->a = a;
 	e->b = b;

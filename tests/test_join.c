@@ -198,6 +198,33 @@ static void worker_hops_count_runs_on_another_worker_than_the_previous(void **st
 	assert_int_equal(t->cpu_migrations_kernel, 0);
 }
 
+/* A switch that reached no BPF program leaves a gap the recorder dates from the kernel's
+ * CPU-time count, which leaves out interrupts: the estimated start is late, the estimated
+ * end early. A run that began in such a gap was on that interval's CPU; one in a gap
+ * between two exactly dated intervals (the thread was off CPU) gets no CPU. */
+static void a_run_in_an_undated_gap_gets_the_cpu_of_the_estimated_side(void **state)
+{
+	(void)state;
+	add_run(11, 7, 0, 2000, 2500, TH_WHY_YIELD); /* before a late-dated start on CPU 1 */
+	add_run(11, 8, 0, 5200, 5400, TH_WHY_YIELD); /* after an early-dated end on CPU 0 */
+	add_run(11, 9, 0, 8000, 8200, TH_WHY_DONE);  /* between two exact intervals */
+	add_ival(SELF, 11, 0, 1000, 1800, 0, 0, 0);
+	add_ival(SELF, 11, 1, 2600, 4000, 0, TH_EVF_START_EST, 0);
+	add_ival(SELF, 11, 0, 4500, 5000, 0, TH_EVF_END_EST, 0);
+	add_ival(SELF, 11, 1, 6000, 7000, 0, 0, 0);
+	add_ival(SELF, 11, 1, 9000, 9500, 0, 0, 0);
+	join();
+	assert_int_equal(out.runs.n, 3);
+	assert_int_equal(VAT(out.runs, struct th_rec_run, 0)->cpu, 1);
+	assert_int_equal(VAT(out.runs, struct th_rec_run, 1)->cpu, 0);
+	assert_int_equal(VAT(out.runs, struct th_rec_run, 2)->cpu, -1);
+	assert_int_equal(task(SELF, 7)->ncpus_visited, 1);
+	const struct rec_ival *iv = out.ivals.p;
+	assert_int_equal(rec_gap_cpu(iv, 0, out.ivals.n, 1, 2100), 1);
+	assert_int_equal(rec_gap_cpu(iv, 0, out.ivals.n, 3, 5300), 0);
+	assert_int_equal(rec_gap_cpu(iv, 0, out.ivals.n, 4, 8100), -1);
+}
+
 /* ---- CPU migrations while running a task ------------------------------------------- */
 
 /* The kernel moves the worker thread from CPU 0 to CPU 1 in the middle of a run: one
@@ -760,7 +787,8 @@ int main(void)
 		T(on_cpu_time_is_the_overlap_of_runs_and_intervals),
 		T(an_interval_open_at_the_start_counts_from_the_recording_start),
 		T(worker_hops_count_runs_on_another_worker_than_the_previous),
-		T(a_kernel_migration_during_a_run_is_the_tasks),
+		T(a_run_in_an_undated_gap_gets_the_cpu_of_the_estimated_side),
+	T(a_kernel_migration_during_a_run_is_the_tasks),
 		T(a_kernel_migration_between_runs_goes_to_the_next_run),
 		T(preemption_and_run_queue_waits_are_charged_to_the_running_task),
 		T(a_preemption_at_a_runs_end_is_not_the_tasks),

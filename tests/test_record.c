@@ -161,6 +161,11 @@ static void reconcile_policy(const char *policy)
 		assert_true(runs[i].usdt_ts_ns != 0);
 		/* the kernel's intervals put the thread on the handler's CPU when it fired */
 		int at_probe = th_record_cpu_at(r, 0, runs[i].tid, runs[i].usdt_ts_ns);
+		if (at_probe != runs[i].usdt_cpu)
+			print_message("%s: run %zu of task %" PRIu64 " (thread %d): its probe fired on CPU "
+				      "%d, the kernel's intervals say %d (lost events: %" PRIu64 ")\n",
+				      policy, i, runs[i].task_id, runs[i].tid, runs[i].usdt_cpu, at_probe,
+				      th_record_lost_events(r));
 		assert_int_equal(at_probe, runs[i].usdt_cpu);
 		/* the run log's start is a few ns later: the join must give the same CPU,
 		 * unless the kernel switched the thread out in between */

@@ -266,6 +266,18 @@ size_t rec_first_ending_after(const struct rec_ival *iv, size_t lo, size_t hi, u
 	return lo;
 }
 
+/* An estimated start is at the latest the real one: the kernel's count of the thread's
+ * CPU time leaves out the interrupts it took. An estimated end is at the earliest the
+ * real one, for the same reason. The gap beside either may have been on that CPU. */
+int rec_gap_cpu(const struct rec_ival *iv, size_t lo, size_t hi, size_t i, uint64_t ts)
+{
+	if (i < hi && iv[i].start > ts && (iv[i].flags & TH_EVF_START_EST))
+		return iv[i].cpu;
+	if (i > lo && i <= hi && iv[i - 1].end < ts && (iv[i - 1].flags & TH_EVF_END_EST))
+		return iv[i - 1].cpu;
+	return -1;
+}
+
 /* After the sort by (thread, end), before any use of `start`: gives every interval a
  * start, and makes a thread's intervals and run-queue waits disjoint, since a thread is
  * on one CPU at a time and waits only while off it. An unknown start (on a CPU when
@@ -317,7 +329,8 @@ static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo,
 		uint64_t s = x->start_ns, e = x->end_ns;
 		x->cpu = -1;
 		acc[k].seg_lo = segs->n;
-		for (size_t i = rec_first_ending_after(iv, ilo, ihi, s); i < ihi; i++) {
+		size_t first = rec_first_ending_after(iv, ilo, ihi, s);
+		for (size_t i = first; i < ihi; i++) {
 			uint64_t is = iv[i].start;
 			if (is > e)
 				break;
@@ -331,6 +344,12 @@ static int join_thread(struct th_rec_run *runs, struct run_acc *acc, size_t rlo,
 			if (!g)
 				return -1;
 			*g = (struct seg){ x->tid, iv[i].cpu };
+		}
+		if (x->cpu < 0 && (x->cpu = rec_gap_cpu(iv, ilo, ihi, first, s)) >= 0) {
+			struct seg *g = vec_push(segs); /* a run inside an undated gap */
+			if (!g)
+				return -1;
+			*g = (struct seg){ x->tid, x->cpu };
 		}
 		acc[k].nsegs = segs->n - acc[k].seg_lo;
 	}

@@ -17,7 +17,7 @@
 /* One on-CPU interval of a followed thread (TH_EV_ONCPU, or closed at stop). */
 struct rec_ival {
 	int pid, tid, cpu, host_tid;
-	uint32_t flags;        /* TH_EVF_*: PREEMPTED, START_UNKNOWN */
+	uint32_t flags;        /* TH_EVF_*: PREEMPTED, START_UNKNOWN, START_EST, END_EST */
 	uint64_t start, end;   /* start 0 or START_UNKNOWN: on a CPU since before we looked */
 	uint64_t wait_ns;      /* run-queue wait before it, as the kernel side measured it */
 	uint64_t task_id, seq; /* slot / USDT view at switch-out */
@@ -105,5 +105,9 @@ const struct th_rec_task *rec_joined_task(const struct rec_joined *j, int pid, u
 
 /* First interval in [lo, hi) of one thread's intervals (sorted by end) whose end >= ts. */
 size_t rec_first_ending_after(const struct rec_ival *iv, size_t lo, size_t hi, uint64_t ts);
+/* The CPU of a thread at ts that falls between two of its intervals [lo, hi) (i: the
+ * first ending after ts), when the gap is one the recorder could not date: a neighbour
+ * with an estimated start or end. -1 when nothing says. */
+int rec_gap_cpu(const struct rec_ival *iv, size_t lo, size_t hi, size_t i, uint64_t ts);
 
 #endif

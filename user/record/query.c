@@ -106,7 +106,7 @@ int th_record_cpu_at(struct th_record *r, int pid, int tid, uint64_t ts)
 	size_t i = rec_first_ending_after(iv, lo, end, ts);
 	if (i < end && iv[i].start <= ts)
 		return iv[i].cpu;
-	return -1;
+	return rec_gap_cpu(iv, lo, end, i, ts);
 }
 
 char *th_rec_cpu_list(const struct th_rec_task *t, char *buf, size_t len)
